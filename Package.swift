@@ -1,0 +1,72 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "eggs",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "eggs-tui", targets: ["eggs-tui"]),
+        .library(name: "EggGame", targets: ["EggGame"]),
+        .library(name: "PeerNet", targets: ["PeerNet"]),
+        .library(name: "Consensus", targets: ["Consensus"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        // The rules engine: pure, deterministic, no dependencies.
+        .target(name: "EggGame"),
+        // Reliable ordered multicast with membership: a sans-I/O core (no sockets, no clock).
+        .target(
+            name: "PeerNet",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ]
+        ),
+        // The SwiftNIO UDP multicast adapter around the PeerNet core.
+        .target(
+            name: "PeerNetUDP",
+            dependencies: [
+                "PeerNet",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        // Voting rounds and the replicated match.
+        .target(name: "Consensus", dependencies: ["PeerNet", "EggGame"]),
+        // The deterministic simulated network (never NIO).
+        .target(name: "EggSim", dependencies: ["PeerNet", "Consensus", "EggGame"]),
+        .systemLibrary(
+            name: "CNcurses",
+            pkgConfig: "ncursesw",
+            providers: [.apt(["libncurses-dev"])]
+        ),
+        .executableTarget(
+            name: "eggs-tui",
+            dependencies: [
+                "EggGame", "PeerNet", "PeerNetUDP", "Consensus", "CNcurses",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(name: "EggGameTests", dependencies: ["EggGame"]),
+        .testTarget(name: "PeerNetTests", dependencies: ["PeerNet", "PeerNetUDP", "EggSim"]),
+        .testTarget(name: "ConsensusTests", dependencies: ["Consensus", "EggSim", "EggGame", "PeerNet"]),
+        .testTarget(name: "EggsTUITests", dependencies: ["eggs-tui"]),
+        .executableTarget(
+            name: "EggBenchmarks",
+            dependencies: [
+                "EggGame", "PeerNet", "Consensus", "EggSim",
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/EggBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+    ]
+)

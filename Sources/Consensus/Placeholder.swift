@@ -1,0 +1,1 @@
+// Placeholder: replaced as the Consensus target is written.

@@ -1,0 +1,1 @@
+// Placeholder: replaced as the EggGame target is written.

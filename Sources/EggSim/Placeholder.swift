@@ -1,0 +1,1 @@
+// Placeholder: replaced as the EggSim target is written.

@@ -1,0 +1,102 @@
+/// The public vocabulary of PeerNet, shared by the protocol core, the UDP adapter,
+/// the simulator and the consensus layer.
+
+/// A peer's 64-bit identity. Written as 16 lowercase hex digits everywhere.
+public struct PeerID: Hashable, Comparable, Sendable, CustomStringConvertible {
+    public let raw: UInt64
+
+    public init(_ raw: UInt64) { self.raw = raw }
+
+    /// Parses 1 to 16 hex digits (case-insensitive); `nil` for anything else.
+    public init?(hex: some StringProtocol) {
+        guard (1...16).contains(hex.count), let value = UInt64(hex, radix: 16) else { return nil }
+        self.raw = value
+    }
+
+    /// 16 lowercase hex digits.
+    public var hex: String {
+        let digits = String(raw, radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
+    }
+
+    public var description: String { hex }
+
+    public static func < (lhs: PeerID, rhs: PeerID) -> Bool { lhs.raw < rhs.raw }
+}
+
+/// A point on the caller's clock, in nanoseconds. The core never reads a clock:
+/// the adapter passes a monotonic time, the simulator a virtual one.
+public struct NetTime: Hashable, Comparable, Sendable, CustomStringConvertible {
+    public var nanoseconds: UInt64
+
+    public init(nanoseconds: UInt64) { self.nanoseconds = nanoseconds }
+
+    public static let zero = NetTime(nanoseconds: 0)
+
+    public static func milliseconds(_ ms: UInt64) -> NetTime { NetTime(nanoseconds: ms * 1_000_000) }
+
+    public static func < (lhs: NetTime, rhs: NetTime) -> Bool { lhs.nanoseconds < rhs.nanoseconds }
+
+    /// `self` moved forward by `nanoseconds`, saturating at the end of time.
+    public func adding(nanoseconds delta: UInt64) -> NetTime {
+        let (sum, overflow) = nanoseconds.addingReportingOverflow(delta)
+        return NetTime(nanoseconds: overflow ? .max : sum)
+    }
+
+    public func adding(milliseconds delta: UInt64) -> NetTime { adding(nanoseconds: delta &* 1_000_000) }
+
+    /// Nanoseconds from `earlier` to `self`, 0 when `earlier` is later.
+    public func nanoseconds(since earlier: NetTime) -> UInt64 {
+        nanoseconds >= earlier.nanoseconds ? nanoseconds - earlier.nanoseconds : 0
+    }
+
+    public var description: String { "\(nanoseconds / 1_000_000).\(nanoseconds / 1_000 % 1_000)ms" }
+}
+
+/// A numbered membership view. Every member of a view sees the same sequence of
+/// views and, between two views, the same set of delivered messages.
+public struct MembershipView: Hashable, Sendable {
+    /// Increases by one (at least) with every view a peer installs.
+    public var id: UInt64
+    /// The members, sorted by ID ascending.
+    public var members: [PeerID]
+    /// Members new in this view compared with the previous one.
+    public var joined: [PeerID]
+    /// Members of the previous view that are gone (left, failed or partitioned away).
+    public var departed: [PeerID]
+
+    public init(id: UInt64, members: [PeerID], joined: [PeerID] = [], departed: [PeerID] = []) {
+        self.id = id
+        self.members = members.sorted()
+        self.joined = joined.sorted()
+        self.departed = departed.sorted()
+    }
+
+    public func contains(_ peer: PeerID) -> Bool { members.contains(peer) }
+}
+
+/// One application message, delivered once, in its sender's order.
+public struct Delivery: Hashable, Sendable {
+    public var from: PeerID
+    /// The sender's sequence number of this message (1 for its first message).
+    public var seq: UInt64
+    public var payload: [UInt8]
+
+    public init(from: PeerID, seq: UInt64, payload: [UInt8]) {
+        self.from = from
+        self.seq = seq
+        self.payload = payload
+    }
+}
+
+/// What the core reports to the application, in order.
+public enum PeerNetEvent: Hashable, Sendable {
+    /// A message from a member (or from this peer itself), in sender order, exactly once.
+    case delivered(Delivery)
+    /// A new membership view takes effect. Messages delivered before it belong to the old view.
+    case viewChanged(MembershipView)
+    /// A peer speaking another protocol version was heard and not admitted.
+    case incompatible(peer: PeerID, version: UInt16)
+    /// A member is too slow to keep up (its stability lags the send window); it may be excluded.
+    case lagging(peer: PeerID)
+}

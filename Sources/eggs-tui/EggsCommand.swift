@@ -1,0 +1,9 @@
+import ArgumentParser
+
+struct EggsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "eggs-tui",
+        abstract: "A falling-egg puzzle game for the terminal, played peer to peer on a LAN.",
+        subcommands: []
+    )
+}

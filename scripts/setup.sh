@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs the system packages eggs needs on Debian/Ubuntu when they are missing:
+# libncurses-dev (the terminal UI), tmux (end-to-end UI tests), nftables and
+# iproute2 (lossy-network tests inside private namespaces).
+set -euo pipefail
+need=()
+dpkg -s libncurses-dev >/dev/null 2>&1 || need+=(libncurses-dev)
+command -v tmux >/dev/null 2>&1 || need+=(tmux)
+command -v nft >/dev/null 2>&1 || need+=(nftables)
+command -v ip >/dev/null 2>&1 || need+=(iproute2)
+command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
+if [ "${#need[@]}" -gt 0 ]; then
+  echo "setup: installing ${need[*]}" >&2
+  if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+fi
