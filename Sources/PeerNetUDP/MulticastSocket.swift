@@ -1,0 +1,157 @@
+import NIOCore
+import NIOPosix
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where a peer's datagrams go: the multicast group, port, interface and TTL (SPEC §3).
+public struct MulticastOptions: Sendable, Hashable {
+    /// The IPv4 multicast group, `239.255.77.77` by default.
+    public var group: String
+    /// The UDP port every peer of the group binds, `47777` by default.
+    public var port: Int
+    /// The IPv4 address whose interface carries the multicast. `127.0.0.1` keeps the
+    /// traffic on this machine (TTL 0). `nil` lets the kernel choose.
+    public var interface: String?
+    /// Hops a datagram may take; forced to 0 on the loopback interface.
+    public var ttl: UInt8
+
+    public init(group: String = "239.255.77.77", port: Int = 47777, interface: String? = nil, ttl: UInt8 = 1) {
+        self.group = group
+        self.port = port
+        self.interface = interface
+        self.ttl = ttl
+    }
+
+    /// Whether the traffic stays on this machine's loopback interface.
+    public var isLoopback: Bool { interface?.hasPrefix("127.") ?? false }
+}
+
+/// A failure to open the multicast socket, with a message for the operator.
+public struct MulticastSocketError: Error, CustomStringConvertible {
+    public let description: String
+}
+
+/// One UDP socket bound to the group's port and joined to the group.
+///
+/// Every socket on the shared port receives every datagram of the group, its own
+/// included (SO_REUSEADDR lets several peers share the port on one host). Sends go to
+/// the group; a send the kernel refuses (EPERM from a firewall, ENOBUFS) counts as a
+/// lost packet, never as an error: the reliable layer above repairs it.
+public final class MulticastSocket: @unchecked Sendable {
+    public let options: MulticastOptions
+    public let channel: Channel
+    private let groupAddress: SocketAddress
+    private let sendFailures = Atomic<UInt64>(0)
+
+    /// Datagrams the kernel refused to send (counted as lost).
+    public var sendFailureCount: UInt64 { sendFailures.load(ordering: .relaxed) }
+
+    private init(options: MulticastOptions, channel: Channel, groupAddress: SocketAddress) {
+        self.options = options
+        self.channel = channel
+        self.groupAddress = groupAddress
+    }
+
+    /// Opens the socket on `group` and calls `onDatagram` on the event loop for every datagram.
+    public static func open(
+        options: MulticastOptions,
+        on group: EventLoopGroup,
+        onDatagram: @escaping @Sendable ([UInt8]) -> Void
+    ) throws -> MulticastSocket {
+        let groupAddress: SocketAddress
+        do {
+            groupAddress = try SocketAddress(ipAddress: options.group, port: options.port)
+        } catch {
+            throw MulticastSocketError(description: "invalid multicast group '\(options.group)'")
+        }
+        guard case .v4(let group4) = groupAddress, isMulticast(group4.address.sin_addr) else {
+            throw MulticastSocketError(description: "'\(options.group)' is not an IPv4 multicast group")
+        }
+        let interfaceAddr = try interfaceAddress(options.interface)
+        let bootstrap = DatagramBootstrap(group: group)
+            .channelOption(.socketOption(.so_reuseaddr), value: 1)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(DatagramReader(onDatagram: onDatagram))
+                }
+            }
+        let channel: Channel
+        do {
+            channel = try bootstrap.bind(host: "0.0.0.0", port: options.port).wait()
+        } catch {
+            throw MulticastSocketError(description: "cannot bind UDP port \(options.port): \(error)")
+        }
+        do {
+            try configure(channel: channel, group: group4.address.sin_addr, interface: interfaceAddr, options: options)
+        } catch {
+            _ = channel.close()
+            throw MulticastSocketError(description: "cannot join \(options.group) on \(options.interface ?? "the default interface"): \(error)")
+        }
+        return MulticastSocket(options: options, channel: channel, groupAddress: groupAddress)
+    }
+
+    /// Multicasts one datagram to the group. Failures are counted as lost packets.
+    public func send(_ bytes: [UInt8]) {
+        let buffer = channel.allocator.buffer(bytes: bytes)
+        let envelope = AddressedEnvelope(remoteAddress: groupAddress, data: buffer)
+        channel.writeAndFlush(envelope).whenFailure { _ in
+            self.sendFailures.add(1, ordering: .relaxed)
+        }
+    }
+
+    /// Closes the socket; waits until it is closed.
+    public func close() {
+        try? channel.close().wait()
+    }
+
+    private static func isMulticast(_ addr: in_addr) -> Bool {
+        let first = UInt32(bigEndian: addr.s_addr) >> 24
+        return (224...239).contains(first)
+    }
+
+    private static func interfaceAddress(_ text: String?) throws -> in_addr {
+        var addr = in_addr(s_addr: INADDR_ANY)
+        guard let text else { return addr }
+        guard inet_pton(AF_INET, text, &addr) == 1 else {
+            throw MulticastSocketError(description: "invalid interface address '\(text)' (want an IPv4 address such as 127.0.0.1)")
+        }
+        return addr
+    }
+
+    private static func configure(channel: Channel, group: in_addr, interface: in_addr, options: MulticastOptions) throws {
+        guard let provider = channel as? SocketOptionProvider else {
+            throw MulticastSocketError(description: "the channel has no socket options")
+        }
+        // NIO's joinGroup refuses the loopback device (no MULTICAST flag on lo); the
+        // kernel accepts the membership by interface address, which works everywhere.
+        let request = ip_mreq(imr_multiaddr: group, imr_interface: interface)
+        try provider.unsafeSetSocketOption(level: .ip, name: .ip_add_membership, value: request).wait()
+        if interface.s_addr != INADDR_ANY {
+            try provider.setIPMulticastIF(interface).wait()
+        }
+        try provider.setIPMulticastTTL(options.isLoopback ? 0 : options.ttl).wait()
+        try provider.setIPMulticastLoop(1).wait()
+    }
+}
+
+/// Hands every received datagram's bytes to a closure.
+private final class DatagramReader: ChannelInboundHandler, Sendable {
+    typealias InboundIn = AddressedEnvelope<ByteBuffer>
+
+    private let onDatagram: @Sendable ([UInt8]) -> Void
+
+    init(onDatagram: @escaping @Sendable ([UInt8]) -> Void) {
+        self.onDatagram = onDatagram
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let envelope = Self.unwrapInboundIn(data)
+        onDatagram(Array(envelope.data.readableBytesView))
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        // A UDP read error (e.g. ICMP feedback) is not fatal for a multicast peer.
+    }
+}

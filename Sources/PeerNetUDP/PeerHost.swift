@@ -1,0 +1,136 @@
+import NIOCore
+import NIOPosix
+import PeerNet
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The monotonic clock the real adapters pass to the sans-I/O cores.
+public enum MonotonicClock {
+    /// Now, in nanoseconds since an arbitrary fixed point (CLOCK_MONOTONIC).
+    public static func now() -> NetTime {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return NetTime(nanoseconds: UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec))
+    }
+}
+
+/// Runs one `ReliableMulticast` core on a real multicast socket.
+///
+/// The host is the thin adapter of the sans-I/O design: it passes received bytes and
+/// the monotonic time to the core, multicasts what the core wants sent, arms one timer
+/// at the core's next deadline, and hands the core's events to `onEvent`. The core and
+/// whatever `onEvent` touches live under one lock, so the game loop on another thread
+/// may call ``withCore(_:)`` to send.
+public final class PeerHost: @unchecked Sendable {
+    /// Called under the host's lock, in the core's event order.
+    public typealias EventHandler = (PeerNetEvent, ReliableMulticast, NetTime) -> Void
+
+    private let lock = Mutex<Void>(())
+    private let core: ReliableMulticast
+    private var socket: MulticastSocket?
+    private let eventLoop: EventLoop
+    private var timer: Scheduled<Void>?
+    private var timerDeadline: NetTime?
+    private var onEvent: EventHandler
+    private var closed = false
+
+    /// Opens the socket and starts the core. `onEvent` receives every event.
+    public init(
+        config: PeerNetConfig,
+        options: MulticastOptions,
+        group: EventLoopGroup,
+        onEvent: @escaping EventHandler
+    ) throws {
+        let eventLoop = group.next()
+        self.eventLoop = eventLoop
+        self.core = ReliableMulticast(config: config, now: MonotonicClock.now())
+        self.onEvent = onEvent
+        let box = WeakHost()
+        socket = try MulticastSocket.open(options: options, on: eventLoop) { bytes in
+            box.host?.received(bytes)
+        }
+        box.host = self
+        withCore { _ in }
+    }
+
+    /// Runs `body` with the core under the host's lock, then sends what it queued,
+    /// delivers its events and re-arms the timer.
+    @discardableResult
+    public func withCore<T>(_ body: (ReliableMulticast) throws -> T) rethrows -> T {
+        try lock.withLock { _ in
+            let result = try body(core)
+            pump(now: MonotonicClock.now())
+            return result
+        }
+    }
+
+    /// Announces a graceful leave, sends it, and closes the socket.
+    public func close() {
+        let socket: MulticastSocket? = lock.withLock { _ in
+            guard !closed else { return nil }
+            core.leave(now: MonotonicClock.now())
+            pump(now: MonotonicClock.now())
+            closed = true
+            timer?.cancel()
+            timer = nil
+            return self.socket
+        }
+        socket?.close()
+    }
+
+    /// Datagrams the kernel refused to send.
+    public var sendFailureCount: UInt64 { socket?.sendFailureCount ?? 0 }
+
+    private func received(_ bytes: [UInt8]) {
+        lock.withLock { _ in
+            guard !closed else { return }
+            let now = MonotonicClock.now()
+            core.handleDatagram(bytes, now: now)
+            pump(now: now)
+        }
+    }
+
+    private func fired() {
+        lock.withLock { _ in
+            guard !closed else { return }
+            let now = MonotonicClock.now()
+            timerDeadline = nil
+            core.handleTimeout(now: now)
+            pump(now: now)
+        }
+    }
+
+    /// Must hold the lock. Bounded: each pass drains queues the core bounds itself.
+    private func pump(now: NetTime) {
+        while true {
+            var progressed = false
+            while let event = core.pollEvent() {
+                onEvent(event, core, now)
+                progressed = true
+            }
+            while let datagram = core.pollTransmit() {
+                if !closed { socket?.send(datagram) }
+                progressed = true
+            }
+            if !progressed { break }
+        }
+        armTimer(now: now)
+    }
+
+    private func armTimer(now: NetTime) {
+        guard !closed, let deadline = core.pollTimeout() else { return }
+        if let current = timerDeadline, current <= deadline { return }
+        timer?.cancel()
+        timerDeadline = deadline
+        let delay = Int64(clamping: deadline.nanoseconds(since: now))
+        timer = eventLoop.scheduleTask(in: .nanoseconds(delay)) { [weak self] in
+            self?.fired()
+        }
+    }
+}
+
+private final class WeakHost: @unchecked Sendable {
+    weak var host: PeerHost?
+}
