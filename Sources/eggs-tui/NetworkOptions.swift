@@ -1,0 +1,88 @@
+import ArgumentParser
+import PeerNet
+import PeerNetUDP
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The network options every networked subcommand shares (SPEC §3).
+struct NetworkOptions: ParsableArguments {
+    @Option(help: "The room to join; peers in other rooms are ignored.")
+    var room: String = "eggs"
+
+    @Option(help: "The IPv4 multicast group.")
+    var group: String = "239.255.77.77"
+
+    @Option(help: "The UDP port of the group.")
+    var port: Int = 47777
+
+    @Option(help: "The IPv4 address whose interface carries the multicast (127.0.0.1 plays on one machine).")
+    var interface: String?
+
+    @Option(help: "Authenticate every datagram with this passphrase (or set EGGS_PASSPHRASE).")
+    var passphrase: String?
+
+    @Option(help: "A fixed 64-bit peer ID in hex instead of a random one.")
+    var id: String?
+
+    @Option(help: "Where the message log goes (default: under $XDG_STATE_HOME/eggs/).")
+    var log: String?
+
+    func validate() throws {
+        guard (1...65535).contains(port) else {
+            throw ValidationError("--port must be from 1 to 65535, not \(port)")
+        }
+        if let id, PeerID(hex: id) == nil {
+            throw ValidationError("--id must be 1 to 16 hex digits, not '\(id)'")
+        }
+        guard !room.isEmpty, room.utf8.count <= 64 else {
+            throw ValidationError("--room must be 1 to 64 bytes")
+        }
+    }
+
+    /// The passphrase from the flag, else from EGGS_PASSPHRASE; empty means none.
+    var effectivePassphrase: String? {
+        let value = passphrase ?? getenv("EGGS_PASSPHRASE").map { String(cString: $0) }
+        guard let value, !value.isEmpty else { return nil }
+        return value
+    }
+
+    var multicast: MulticastOptions {
+        MulticastOptions(group: group, port: port, interface: interface)
+    }
+
+    /// The peer ID from `--id`, else a random one from the system's generator.
+    func peerID() -> PeerID {
+        if let id, let parsed = PeerID(hex: id) { return parsed }
+        var generator = SystemRandomNumberGenerator()
+        return PeerID(generator.next() | 1)
+    }
+
+    /// The log path from `--log`, else `$XDG_STATE_HOME/eggs/<peer>-<unix seconds>.jsonl`.
+    func logPath(peer: PeerID, suffix: String = "") -> String {
+        if let log { return log }
+        return "\(Self.stateDirectory())/\(peer.hex)-\(time(nil))\(suffix).jsonl"
+    }
+
+    /// `$XDG_STATE_HOME/eggs`, default `~/.local/state/eggs`, created when missing.
+    static func stateDirectory() -> String {
+        let base: String
+        if let xdg = getenv("XDG_STATE_HOME").map({ String(cString: $0) }), xdg.hasPrefix("/") {
+            base = xdg
+        } else {
+            let home = getenv("HOME").map { String(cString: $0) } ?? "/tmp"
+            base = home + "/.local/state"
+        }
+        let dir = base + "/eggs"
+        makeDirectories(dir)
+        return dir
+    }
+
+    static func makeDirectories(_ path: String) {
+        var prefix = ""
+        for part in path.split(separator: "/") {
+            prefix += "/" + part
+            mkdir(prefix, 0o755)
+        }
+    }
+}

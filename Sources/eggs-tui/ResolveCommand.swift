@@ -1,0 +1,69 @@
+import ArgumentParser
+import EggGame
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension EggsCommand {
+    /// The chain calculator of SPEC §4.
+    struct Resolve: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Resolve a board's chain and print it as JSON.",
+            discussion: """
+                Reads a board (FILE or standard input): up to 12 lines of exactly 6 characters, \
+                top row first, '.' empty, R B Y P G O eggs, '#' garbage. Lets everything fall, \
+                resolves every chain step, lands --incoming garbage eggs, and prints one JSON object.
+                """
+        )
+
+        @Option(help: "Garbage eggs to land after the chain.")
+        var incoming: Int = 0
+
+        @Option(help: "The rule set (only 'sfe').")
+        var rules: String = "sfe"
+
+        @Argument(help: "The board file (default: standard input).")
+        var file: String?
+
+        func validate() throws {
+            guard rules == "sfe" else { throw ValidationError("unknown rule set '\(rules)' (known: sfe)") }
+            guard (0...1_000).contains(incoming) else { throw ValidationError("--incoming must be from 0 to 1000") }
+        }
+
+        func run() throws {
+            let text = try readInput()
+            do {
+                let report = try resolveBoard(text, incoming: incoming)
+                FileHandleOutput.stdout(report.json)
+            } catch {
+                throw CommandFailure.badInput("\(file ?? "stdin"): \(error)")
+            }
+        }
+
+        private func readInput() throws -> String {
+            let limit = 64 * 1024
+            let stream: UnsafeMutablePointer<FILE>
+            if let file {
+                guard let opened = fopen(file, "r") else {
+                    throw CommandFailure.badInput("cannot open '\(file)': \(String(cString: strerror(errno)))")
+                }
+                stream = opened
+            } else {
+                stream = stdin
+            }
+            defer { if file != nil { fclose(stream) } }
+            var bytes: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = fread(&buffer, 1, buffer.count, stream)
+                if count <= 0 { break }
+                bytes += buffer[0..<count]
+                if bytes.count > limit { throw CommandFailure.badInput("\(file ?? "stdin"): a board is at most \(limit) bytes") }
+            }
+            guard let text = String(validating: bytes, as: UTF8.self) else {
+                throw CommandFailure.badInput("\(file ?? "stdin"): not UTF-8 text")
+            }
+            return text
+        }
+    }
+}

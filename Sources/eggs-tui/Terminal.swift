@@ -1,0 +1,142 @@
+import CNcurses
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A key read from the terminal.
+enum TerminalKey: Equatable {
+    case character(Character)
+    case up, down, left, right
+    case enter, escape, backspace
+    case resize
+    case other(Int32)
+}
+
+/// The ncurses screen: set up once, every curses call on the thread that made it,
+/// restored on every way out (quit, Ctrl-C, SIGTERM, a crash).
+final class Terminal {
+    /// Whether colour pairs are in use (off with NO_COLOR, --no-color or a mono terminal).
+    let colors: Bool
+    /// Whether to draw Unicode glyphs (off when the locale is not UTF-8).
+    let unicode: Bool
+    private var screen: OpaquePointer?
+
+    /// Colour pair numbers for the egg colours R B Y P G O, then garbage and UI accents.
+    static let pairRed: Int32 = 1, pairBlue: Int32 = 2, pairYellow: Int32 = 3, pairPurple: Int32 = 4,
+        pairGreen: Int32 = 5, pairOrange: Int32 = 6, pairGarbage: Int32 = 7, pairAccent: Int32 = 8, pairAlert: Int32 = 9
+
+    /// Opens the terminal. Throws a one-line error when there is no usable terminal.
+    init(noColor: Bool) throws {
+        setlocale(LC_ALL, "")
+        let codeset = String(cString: nl_langinfo(CODESET))
+        unicode = codeset.uppercased().contains("UTF-8") || codeset.uppercased().contains("UTF8")
+        guard isatty(STDIN_FILENO) == 1, isatty(STDOUT_FILENO) == 1 else {
+            throw CommandFailure.badInput("no usable terminal: standard input and output must be a terminal")
+        }
+        let term = getenv("TERM").map { String(cString: $0) } ?? ""
+        guard !term.isEmpty, let screen = newterm(nil, stdout, stdin) else {
+            throw CommandFailure.badInput("no usable terminal: TERM is \(term.isEmpty ? "not set" : "'\(term)', which terminfo does not know")")
+        }
+        self.screen = screen
+        set_term(screen)
+        Terminal.installRestoreHandlers()
+        cbreak()
+        noecho()
+        keypad(eggs_stdscr(), true)
+        curs_set(0)
+        let wantColor = !noColor && getenv("NO_COLOR").map { String(cString: $0).isEmpty } ?? true
+        if wantColor && has_colors() {
+            start_color()
+            use_default_colors()
+            let table: [(Int32, Int32)] = [
+                (pairRed, Int32(COLOR_RED)), (pairBlue, Int32(COLOR_BLUE)), (pairYellow, Int32(COLOR_YELLOW)),
+                (pairPurple, Int32(COLOR_MAGENTA)), (pairGreen, Int32(COLOR_GREEN)), (pairOrange, Int32(COLOR_RED)),
+                (pairGarbage, Int32(COLOR_WHITE)), (pairAccent, Int32(COLOR_CYAN)), (pairAlert, Int32(COLOR_RED)),
+            ]
+            for (pair, fg) in table { init_pair(Int16(pair), Int16(fg), -1) }
+            colors = true
+        } else {
+            colors = false
+        }
+    }
+
+    deinit { restore() }
+
+    /// Leaves curses mode and restores the terminal; safe to call twice.
+    func restore() {
+        guard let screen else { return }
+        endwin()
+        delscreen(screen)
+        self.screen = nil
+        Terminal.active = false
+    }
+
+    var rows: Int { Int(eggs_lines()) }
+    var columns: Int { Int(eggs_cols()) }
+
+    /// Waits up to `milliseconds` for a key (-1 waits forever). Sleeps, never spins.
+    func readKey(timeoutMilliseconds: Int32) -> TerminalKey? {
+        wtimeout(eggs_stdscr(), timeoutMilliseconds)
+        var ch: wint_t = 0
+        let result = wget_wch(eggs_stdscr(), &ch)
+        if result == eggs_err() { return nil }
+        if result == KEY_CODE_YES {
+            switch Int32(ch) {
+            case KEY_UP: return .up
+            case KEY_DOWN: return .down
+            case KEY_LEFT: return .left
+            case KEY_RIGHT: return .right
+            case KEY_ENTER: return .enter
+            case KEY_BACKSPACE: return .backspace
+            case eggs_key_resize(): return .resize
+            default: return .other(Int32(ch))
+            }
+        }
+        switch ch {
+        case 10, 13: return .enter
+        case 27: return .escape
+        case 127, 8: return .backspace
+        default:
+            guard let scalar = Unicode.Scalar(UInt32(ch)) else { return .other(Int32(ch)) }
+            return .character(Character(scalar))
+        }
+    }
+
+    func clear() { werase(eggs_stdscr()) }
+    func refresh() { wrefresh(eggs_stdscr()) }
+
+    /// Writes `text` at row `y`, column `x`, clipped to the screen, with optional attributes.
+    func put(_ y: Int, _ x: Int, _ text: String, pair: Int32 = 0, bold: Bool = false, reverse: Bool = false) {
+        guard y >= 0, y < rows, x >= 0, x < columns else { return }
+        var attrs: attr_t = 0
+        if colors && pair != 0 { attrs |= eggs_color_pair(pair) }
+        if bold { attrs |= eggs_a_bold() }
+        if reverse { attrs |= eggs_a_reverse() }
+        if attrs != 0 { wattron(eggs_stdscr(), Int32(bitPattern: attrs)) }
+        let room = columns - x
+        let clipped = String(text.prefix(room))
+        mvwaddstr(eggs_stdscr(), Int32(y), Int32(x), clipped)
+        if attrs != 0 { wattroff(eggs_stdscr(), Int32(bitPattern: attrs)) }
+    }
+
+    // MARK: restoring the terminal on signals and crashes
+
+    nonisolated(unsafe) static var active = true
+    nonisolated(unsafe) static var interrupted: Int32 = 0
+
+    private static func installRestoreHandlers() {
+        active = true
+        // Ctrl-C and SIGTERM end the loop cleanly: the loop sees `interrupted` and quits.
+        signal(SIGINT) { sig in Terminal.interrupted = sig }
+        signal(SIGTERM) { sig in Terminal.interrupted = sig }
+        signal(SIGHUP) { sig in Terminal.interrupted = sig }
+        // A crash restores the terminal first, then dies as it would have.
+        for sig in [SIGSEGV, SIGABRT, SIGILL, SIGTRAP, SIGBUS, SIGFPE] {
+            signal(sig) { sig in
+                if Terminal.active { endwin() }
+                signal(sig, SIG_DFL)
+                raise(sig)
+            }
+        }
+    }
+}

@@ -1,0 +1,132 @@
+import Foundation
+import Testing
+
+/// Runs the built `eggs-tui` binary and tmux sessions for end-to-end tests.
+enum Harness {
+    /// The `eggs-tui` executable beside this test bundle (`.build/<config>/eggs-tui`).
+    static var binary: String {
+        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("eggs-tui").path
+    }
+
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    /// Runs `eggs-tui` with `arguments`, feeding `stdin`, and waits (at most `timeoutSeconds`).
+    static func run(
+        _ arguments: [String], stdin: String? = nil, environment: [String: String]? = nil, timeoutSeconds: Double = 60
+    ) throws -> Result {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
+        if let environment {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
+        let out = Pipe(), err = Pipe(), input = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = input
+        try process.run()
+        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+        try? input.fileHandleForWriting.close()
+        let outData = ReadAll(out.fileHandleForReading)
+        let errData = ReadAll(err.fileHandleForReading)
+        let deadline = Date().addingTimeInterval(timeoutSeconds)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+            Issue.record("eggs-tui \(arguments) did not finish within \(timeoutSeconds) s")
+        }
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, stdout: outData.wait(), stderr: errData.wait())
+    }
+
+    /// Whether tmux is installed (scripts/setup.sh installs it).
+    static var hasTmux: Bool {
+        FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux") || FileManager.default.isExecutableFile(atPath: "/usr/local/bin/tmux")
+    }
+
+    /// Runs a tmux command against the test server socket; returns stdout.
+    @discardableResult
+    static func tmux(_ socket: String, _ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["tmux", "-L", socket] + arguments
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
+/// Reads a pipe to its end on a background thread.
+final class ReadAll: @unchecked Sendable {
+    private var data = Data()
+    private let done = DispatchSemaphore(value: 0)
+
+    init(_ handle: FileHandle) {
+        Thread.detachNewThread { [self] in
+            data = handle.readDataToEndOfFile()
+            done.signal()
+        }
+    }
+
+    func wait() -> String {
+        done.wait()
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
+/// A detached tmux session running one command, read with capture-pane.
+final class TmuxSession {
+    let socket: String
+    let name: String
+
+    init(command: String, width: Int = 120, height: Int = 40, environment: [String: String] = [:]) throws {
+        socket = "eggs-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        name = "main"
+        var env: [String] = []
+        for (key, value) in environment { env += ["-e", "\(key)=\(value)"] }
+        try Harness.tmux(socket, ["new-session", "-d", "-s", name, "-x", "\(width)", "-y", "\(height)"] + env + [command])
+        try Harness.tmux(socket, ["set-option", "-t", name, "remain-on-exit", "on"])
+    }
+
+    /// The visible screen as text.
+    func screen() -> String {
+        (try? Harness.tmux(socket, ["capture-pane", "-p", "-t", name])) ?? ""
+    }
+
+    func send(_ keys: String...) {
+        _ = try? Harness.tmux(socket, ["send-keys", "-t", name] + keys)
+    }
+
+    /// Waits until the screen contains `text` (at most `seconds`); returns the last screen.
+    @discardableResult
+    func waitFor(_ text: String, seconds: Double = 20) -> String? {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            let shown = screen()
+            if shown.contains(text) { return shown }
+            usleep(50_000)
+        }
+        return nil
+    }
+
+    /// Whether the command in the pane has exited.
+    var paneDead: Bool {
+        ((try? Harness.tmux(socket, ["display-message", "-p", "-t", name, "#{pane_dead}"])) ?? "").hasPrefix("1")
+    }
+
+    func close() {
+        _ = try? Harness.tmux(socket, ["kill-server"])
+    }
+
+    deinit { close() }
+}

@@ -1,0 +1,81 @@
+import Foundation
+import NIOPosix
+import PeerNet
+import PeerNetUDP
+import Synchronization
+import Testing
+
+/// Real sockets, multicast on 127.0.0.1 only (TTL 0): never the machine's real interfaces.
+@Suite("real sockets on 127.0.0.1", .serialized)
+struct UDPLoopbackTests {
+    /// What one peer's host delivered, gathered under a lock.
+    final class Inbox: Sendable {
+        let deliveries = Mutex<[Delivery]>([])
+        let views = Mutex<[MembershipView]>([])
+
+        func take(_ event: PeerNetEvent) {
+            switch event {
+            case .delivered(let delivery): deliveries.withLock { $0.append(delivery) }
+            case .viewChanged(let view): views.withLock { $0.append(view) }
+            default: break
+            }
+        }
+    }
+
+    static func freePort() -> Int { Int.random(in: 20_000...60_000) }
+
+    @Test("three peers on 127.0.0.1 exchange thousands of messages, all delivered in order")
+    func threePeersThousandsOfMessages() throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { try? group.syncShutdownGracefully() }
+        let options = MulticastOptions(group: "239.255.77.78", port: Self.freePort(), interface: "127.0.0.1")
+        let room = "udp-test-\(options.port)"
+        let ids = [PeerID(0x11), PeerID(0x22), PeerID(0x33)]
+        let inboxes = ids.map { _ in Inbox() }
+        var hosts: [PeerHost] = []
+        for (index, id) in ids.enumerated() {
+            var config = PeerNetConfig(room: room, peerID: id)
+            config.incarnation = 1
+            let inbox = inboxes[index]
+            hosts.append(try PeerHost(config: config, options: options, group: group) { event, _, _ in inbox.take(event) })
+        }
+        defer { hosts.forEach { $0.close() } }
+
+        // Wait until every peer's view holds all three.
+        try waitUntil(seconds: 20) { inboxes.allSatisfy { $0.views.withLock { $0.last?.members.count == 3 } } }
+
+        let perSender = 2_000
+        var sent = [Int](repeating: 0, count: ids.count)
+        let deadline = Date().addingTimeInterval(60)
+        while sent.contains(where: { $0 < perSender }) && Date() < deadline {
+            for (index, host) in hosts.enumerated() where sent[index] < perSender {
+                let payload = Array("m\(sent[index])".utf8)
+                let accepted = host.withCore { core in (try? core.send(payload, now: MonotonicClock.now())) != nil }
+                if accepted { sent[index] += 1 }
+            }
+            if sent.allSatisfy({ $0 % 64 == 0 }) { usleep(200) }
+        }
+        #expect(sent.allSatisfy { $0 == perSender }, "senders stalled at \(sent)")
+
+        try waitUntil(seconds: 30) {
+            inboxes.allSatisfy { $0.deliveries.withLock { $0.count } == perSender * ids.count }
+        }
+        for (index, inbox) in inboxes.enumerated() {
+            let got = inbox.deliveries.withLock { $0 }
+            for id in ids {
+                let stream = got.filter { $0.from == id }
+                #expect(stream.count == perSender, "peer \(ids[index]) got \(stream.count) from \(id)")
+                #expect(stream.map(\.seq) == (1...UInt64(stream.count)).map { $0 }, "peer \(ids[index]): \(id)'s stream out of order")
+                #expect(stream.enumerated().allSatisfy { String(decoding: $1.payload, as: UTF8.self) == "m\($0)" })
+            }
+        }
+    }
+
+    func waitUntil(seconds: Double, _ condition: () -> Bool) throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        while !condition() {
+            if Date() > deadline { Issue.record("condition not met within \(seconds) s"); return }
+            usleep(20_000)
+        }
+    }
+}
