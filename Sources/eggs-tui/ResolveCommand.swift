@@ -42,26 +42,20 @@ extension EggsCommand {
 
         private func readInput() throws -> String {
             let limit = 64 * 1024
-            let stream: UnsafeMutablePointer<FILE>
+            let name = file ?? "stdin"
+            var fd = STDIN_FILENO
             if let file {
-                guard let opened = fopen(file, "r") else {
+                fd = open(file, O_RDONLY)
+                guard fd >= 0 else {
                     throw CommandFailure.badInput("cannot open '\(file)': \(String(cString: strerror(errno)))")
                 }
-                stream = opened
-            } else {
-                stream = stdin
             }
-            defer { if file != nil { fclose(stream) } }
-            var bytes: [UInt8] = []
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            while true {
-                let count = fread(&buffer, 1, buffer.count, stream)
-                if count <= 0 { break }
-                bytes += buffer[0..<count]
-                if bytes.count > limit { throw CommandFailure.badInput("\(file ?? "stdin"): a board is at most \(limit) bytes") }
+            defer { if file != nil { close(fd) } }
+            guard let bytes = FileHandleOutput.readAll(fd, limit: limit) else {
+                throw CommandFailure.badInput("\(name): cannot read it, or it is over \(limit) bytes")
             }
             guard let text = String(validating: bytes, as: UTF8.self) else {
-                throw CommandFailure.badInput("\(file ?? "stdin"): not UTF-8 text")
+                throw CommandFailure.badInput("\(name): not UTF-8 text")
             }
             return text
         }

@@ -28,13 +28,14 @@ final class Terminal {
     /// Opens the terminal. Throws a one-line error when there is no usable terminal.
     init(noColor: Bool) throws {
         setlocale(LC_ALL, "")
-        let codeset = String(cString: nl_langinfo(CODESET))
+        let codeset = String(cString: nl_langinfo(nl_item(CODESET)))
         unicode = codeset.uppercased().contains("UTF-8") || codeset.uppercased().contains("UTF8")
         guard isatty(STDIN_FILENO) == 1, isatty(STDOUT_FILENO) == 1 else {
             throw CommandFailure.badInput("no usable terminal: standard input and output must be a terminal")
         }
         let term = getenv("TERM").map { String(cString: $0) } ?? ""
-        guard !term.isEmpty, let screen = newterm(nil, stdout, stdin) else {
+        guard !term.isEmpty, let output = fdopen(STDOUT_FILENO, "w"), let input = fdopen(STDIN_FILENO, "r"),
+              let screen = newterm(nil, output, input) else {
             throw CommandFailure.badInput("no usable terminal: TERM is \(term.isEmpty ? "not set" : "'\(term)', which terminfo does not know")")
         }
         self.screen = screen
@@ -49,9 +50,9 @@ final class Terminal {
             start_color()
             use_default_colors()
             let table: [(Int32, Int32)] = [
-                (pairRed, Int32(COLOR_RED)), (pairBlue, Int32(COLOR_BLUE)), (pairYellow, Int32(COLOR_YELLOW)),
-                (pairPurple, Int32(COLOR_MAGENTA)), (pairGreen, Int32(COLOR_GREEN)), (pairOrange, Int32(COLOR_RED)),
-                (pairGarbage, Int32(COLOR_WHITE)), (pairAccent, Int32(COLOR_CYAN)), (pairAlert, Int32(COLOR_RED)),
+                (Terminal.pairRed, Int32(COLOR_RED)), (Terminal.pairBlue, Int32(COLOR_BLUE)), (Terminal.pairYellow, Int32(COLOR_YELLOW)),
+                (Terminal.pairPurple, Int32(COLOR_MAGENTA)), (Terminal.pairGreen, Int32(COLOR_GREEN)), (Terminal.pairOrange, Int32(COLOR_RED)),
+                (Terminal.pairGarbage, Int32(COLOR_WHITE)), (Terminal.pairAccent, Int32(COLOR_CYAN)), (Terminal.pairAlert, Int32(COLOR_RED)),
             ]
             for (pair, fg) in table { init_pair(Int16(pair), Int16(fg), -1) }
             colors = true
