@@ -1,0 +1,89 @@
+import ArgumentParser
+import EggGame
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension BotLevel: ExpressibleByArgument {}
+
+/// Match settings a player can choose (the highest-ID proposal wins in a network match).
+struct MatchSettingsOptions: ParsableArguments {
+    @Option(help: "Fall speed, 0 to 9.")
+    var speed: Int = 0
+
+    @Option(help: "Colours in play: 4, 5 or 6.")
+    var colors: Int = 4
+
+    @Option(name: .customLong("best-of"), help: "Games per match: 1, 3, 5 or 7.")
+    var bestOf: Int = 1
+
+    func validate() throws {
+        guard GravityClock.speedsSupported.contains(speed) else { throw ValidationError("--speed must be from 0 to 9") }
+        guard EggPair.colorsSupported.contains(colors) else { throw ValidationError("--colors must be 4, 5 or 6") }
+        guard [1, 3, 5, 7].contains(bestOf) else { throw ValidationError("--best-of must be 1, 3, 5 or 7") }
+    }
+}
+
+extension EggsCommand {
+    /// The terminal game (the default subcommand).
+    struct Play: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Play in the terminal: a lobby of the peers in the room, or practice against a local bot.",
+            discussion: """
+                Keys: arrows or h/j/k/l move (down drops faster), z/x or up rotate, space hard drops, \
+                p pauses a practice match, q leaves (asks first during a match), r or enter marks ready. \
+                Remap with --keys 'left=a,right=d,soft-drop=s,rotate-cw=w' or the file \
+                $XDG_CONFIG_HOME/eggs/keys (lines 'action = key'); actions: \
+                \(KeyAction.allCases.map(\.rawValue).joined(separator: " ")).
+                """
+        )
+
+        @OptionGroup var network: NetworkOptions
+        @OptionGroup var settings: MatchSettingsOptions
+
+        @Option(help: "The name shown to other players (default: your login name).")
+        var name: String?
+
+        @Flag(help: "Practice against a local bot, with no network at all.")
+        var practice = false
+
+        @Option(help: "The practice bot's level: easy, medium, hard or insane.")
+        var level: BotLevel = .medium
+
+        @Option(help: "Seed of a practice match's egg sequence (default: random).")
+        var seed: UInt64?
+
+        @Flag(name: .customLong("no-color"), help: "Draw without colours (NO_COLOR is respected too).")
+        var noColor = false
+
+        @Option(help: "Key bindings, e.g. 'left=a,right=d,hard-drop=w'.")
+        var keys: String?
+
+        func validate() throws {
+            if let name, name.isEmpty || name.utf8.count > 24 {
+                throw ValidationError("--name must be 1 to 24 bytes")
+            }
+        }
+
+        var playerName: String {
+            if let name { return name }
+            if let login = getenv("USER").map({ String(cString: $0) }), !login.isEmpty { return String(login.prefix(24)) }
+            return "player"
+        }
+
+        func run() throws {
+            let keyMap = try KeyMap.load(keysOption: keys)
+            if practice {
+                var generator = SystemRandomNumberGenerator()
+                let options = LocalMatch.Options(
+                    seed: seed ?? generator.next(), colors: settings.colors, speed: settings.speed, bestOf: settings.bestOf)
+                let term = try Terminal(noColor: noColor)
+                defer { term.restore() }
+                let screen = PracticeScreen(name: playerName, level: level, options: options, keys: keyMap, unicode: term.unicode)
+                GameLoop.run(screen, on: term)
+                return
+            }
+            throw CommandFailure.badInput("network play is not built yet; use 'eggs-tui play --practice'")
+        }
+    }
+}
