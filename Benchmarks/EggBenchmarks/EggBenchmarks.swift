@@ -1,4 +1,54 @@
 import Benchmark
+import EggGame
+
+/// Mid-game positions (board, pair) reached by a medium bot with random garbage, for the
+/// placement benchmark: empty boards would resolve no chains and flatter the numbers.
+let positions: [(Board, EggPair)] = {
+    var positions: [(Board, EggPair)] = []
+    var rng = Xoshiro256StarStar(seed: 2024)
+    for seed in UInt64(0)..<64 {
+        let sequence = EggSequence(seed: seed)
+        var grid = PlayerGrid()
+        var bot = Bot(level: .medium, seed: seed)
+        while grid.state != .toppedOut && grid.pairsSpawned < 40 {
+            if rng.nextInt(below: 4) == 0 { grid.apply(.landGarbage(rng.nextInt(below: 6))) }
+            grid.apply(.spawn(sequence.pair(at: grid.pairsSpawned)))
+            guard grid.state == .live else { break }
+            if grid.pairsSpawned % 4 == 0 { positions.append((grid.board, grid.livePair!.pair)) }
+            for move in bot.plan(grid: grid, next: sequence.pair(at: grid.pairsSpawned)) {
+                grid.apply(.move(move))
+            }
+        }
+    }
+    return positions
+}()
 
 let benchmarks: @Sendable () -> Void = {
+    Benchmark(
+        "bot placements",
+        configuration: .init(metrics: [.throughput, .wallClock], scalingFactor: .kilo, maxDuration: .seconds(5))
+    ) { benchmark in
+        // One scaled iteration = one placement: drop the pair, resolve its full chain, score it.
+        var bot = Bot(level: .hard)
+        var index = 0, checksum = 0
+        for _ in benchmark.scaledIterations {
+            let (board, pair) = positions[index % positions.count]
+            let placement = Placement.all[index % Placement.all.count]
+            checksum &+= bot.scorePlacement(board: board, pair: pair, placement: placement)
+            index &+= 7
+        }
+        blackHole(checksum)
+    }
+
+    Benchmark(
+        "bot-vs-bot games, hard",
+        configuration: .init(metrics: [.throughput, .wallClock], maxDuration: .seconds(10), maxIterations: 100)
+    ) { benchmark in
+        var seed: UInt64 = 0
+        for _ in benchmark.scaledIterations {
+            var match = LocalMatch(options: .init(seed: seed), seats: [.bot(.hard), .bot(.hard)])
+            blackHole(match.run())
+            seed &+= 1
+        }
+    }
 }

@@ -139,6 +139,12 @@ public struct Bot: Sendable {
         return count
     }
 
+    /// Drops `pair` at `placement` on `board`, resolves the full chain and scores the result at
+    /// this bot's level, without look-ahead or reachability checks. The unit the benchmark counts.
+    public mutating func scorePlacement(board: Board, pair: EggPair, placement: Placement) -> Int {
+        score(board: board, pair: pair, placement: placement, next: nil)
+    }
+
     private mutating func score(board: Board, pair: EggPair, placement: Placement, next: EggPair?) -> Int {
         var after = board
         after.drop(pair, orientation: placement.orientation, column: placement.column)

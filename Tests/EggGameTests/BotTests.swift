@@ -1,0 +1,78 @@
+import Testing
+@testable import EggGame
+
+@Suite("bot and local matches")
+struct BotTests {
+    @Test("there are 22 distinct placements and the bot's plan reaches the placement it chose")
+    func planReachesTarget() {
+        #expect(Placement.all.count == 22)
+        var rng = Xoshiro256StarStar(seed: 5)
+        var bot = Bot(level: .medium, seed: 5)
+        for trial in 0..<100 {
+            var grid = PlayerGrid()
+            grid.apply(.landGarbage(rng.nextInt(below: 30)))
+            let pair = EggPair(value: rng.next(), colors: 4)
+            grid.apply(.spawn(pair))
+            let target = bot.choosePlacement(board: grid.board, current: pair, next: nil)!
+            var expected = grid.board
+            expected.drop(pair, orientation: target.orientation, column: target.column)
+            _ = expected.resolveChain()
+            for move in Bot.moves(to: target, from: grid.livePair!, on: grid.board)! {
+                #expect(grid.apply(.move(move)).isAccepted)
+            }
+            #expect(grid.state == .awaitingSpawn, "trial \(trial)")
+            #expect(grid.board == expected, "trial \(trial)")
+        }
+    }
+
+    @Test("every bot level finishes whole games against itself", arguments: BotLevel.allCases)
+    func gamesEnd(level: BotLevel) {
+        for seed in UInt64(1)...2 {
+            var match = LocalMatch(options: .init(seed: seed, speed: 5), seats: [.bot(level), .bot(level)])
+            let winner = match.run()
+            #expect(match.isOver)
+            #expect(winner != nil, "level \(level) seed \(seed): game ended without a top-out")
+            #expect(match.grids.contains { $0.state == .toppedOut })
+        }
+    }
+
+    @Test("a local match replays exactly from its recorded inputs, and garbage flows both ways")
+    func localMatchReplays() {
+        var match = LocalMatch(options: .init(seed: 11, speed: 3), seats: [.bot(.hard), .bot(.medium)])
+        var sent = [0, 0], landed = [0, 0]
+        while !match.isOver {
+            for event in match.tick() {
+                switch event {
+                case .garbageSent(let from, _, let count): sent[from] += count
+                case .input(let seat, _, .garbageLanded(let count)): landed[seat] += count
+                default: break
+                }
+            }
+        }
+        #expect(sent[0] > 0 && sent[1] > 0, "sent \(sent)")
+        #expect(landed[0] <= sent[1] && landed[1] <= sent[0])
+        for seat in 0..<2 {
+            var mirror = PlayerGrid()
+            for input in match.inputs[seat] { #expect(mirror.apply(input).isAccepted) }
+            #expect(mirror.stableHash == match.grids[seat].stableHash)
+        }
+    }
+
+    @Test("hard beats easy in most of 50 seeded games")
+    func hardBeatsEasy() {
+        var hardWins = 0, easyWins = 0, draws = 0
+        for seed in UInt64(0)..<50 {
+            let hardSeat = Int(seed % 2)
+            var seats: [LocalMatch.Seat] = [.bot(.easy), .bot(.easy)]
+            seats[hardSeat] = .bot(.hard)
+            var match = LocalMatch(options: .init(seed: seed, speed: 4, gamesMax: 1), seats: seats)
+            switch match.run() {
+            case hardSeat: hardWins += 1
+            case nil: draws += 1
+            default: easyWins += 1
+            }
+        }
+        print("hard vs easy over 50 games: hard \(hardWins), easy \(easyWins), draws \(draws)")
+        #expect(hardWins > 25)
+    }
+}

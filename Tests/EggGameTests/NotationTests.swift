@@ -1,0 +1,71 @@
+import Testing
+@testable import EggGame
+
+@Suite("board notation and resolve")
+struct NotationTests {
+    let emptyBoardJSON = Array(repeating: "\"......\"", count: 12).joined(separator: ", ")
+
+    @Test("notation round-trips and missing top rows are empty")
+    func roundTrip() throws {
+        let board = try Board(notation: "\nRB#...\n\nYPGO..\n")
+        #expect(board.notationRows.count == 12)
+        #expect(board.notationRows.suffix(2) == ["RB#...", "YPGO.."])
+        #expect(board.notationRows.prefix(10).allSatisfy { $0 == "......" })
+        #expect(try Board(notation: board.notation) == board)
+        #expect(board[column: 2, row: 10] == .garbage)
+        #expect(board[column: 3, row: 11] == .egg(.orange))
+    }
+
+    @Test("resolve prints the SPEC example as JSON with keys in order")
+    func specExampleJSON() throws {
+        let report = try resolveBoard(".B....\nRBB.#.\nRRRBB.\n", incoming: 0)
+        #expect(report.json == "{\"chain\": 2, \"steps\": [{\"popped\": 4, \"garbageCleared\": 0}, "
+            + "{\"popped\": 5, \"garbageCleared\": 1}], \"garbage\": 8, \"board\": [\(emptyBoardJSON)]}")
+    }
+
+    @Test("resolve with no pop and incoming garbage lands the garbage")
+    func incomingGarbageJSON() throws {
+        let report = try resolveBoard("R.....\n......\nBY....", incoming: 3)
+        let rows = Array(repeating: "\"......\"", count: 10).joined(separator: ", ")
+        #expect(report.garbageLanded == 3)
+        #expect(report.json == "{\"chain\": 0, \"steps\": [], \"garbage\": 0, \"board\": [\(rows), \"R.....\", \"BY.###\"]}")
+    }
+
+    @Test("resolve of a single pop lands garbage after the chain")
+    func popThenGarbageJSON() throws {
+        let report = try resolveBoard("GGGG..", incoming: 1)
+        let rows = Array(repeating: "\"......\"", count: 11).joined(separator: ", ")
+        #expect(report.json == "{\"chain\": 1, \"steps\": [{\"popped\": 4, \"garbageCleared\": 0}], \"garbage\": 1, "
+            + "\"board\": [\(rows), \".....#\"]}")
+    }
+
+    @Test("a row that is too short or too long names its line and column")
+    func wrongWidth() {
+        #expect(throws: BoardParseError(kind: .wrongWidth(width: 3), line: 2, column: 4)) {
+            try Board(notation: "......\nRRR\n")
+        }
+        #expect(throws: BoardParseError(kind: .wrongWidth(width: 7), line: 3, column: 7)) {
+            try Board(notation: "......\n\nRRRRRRR")
+        }
+    }
+
+    @Test("an unknown character names its line and column")
+    func unknownCharacter() {
+        let error = #expect(throws: BoardParseError.self) { try Board(notation: "......\n.....\n..Rx..") }
+        #expect(error == BoardParseError(kind: .wrongWidth(width: 5), line: 2, column: 6))
+        #expect(throws: BoardParseError(kind: .unknownCharacter("x"), line: 1, column: 3)) {
+            try Board(notation: "..x...")
+        }
+        #expect(BoardParseError(kind: .unknownCharacter("x"), line: 1, column: 3).description
+            == "line 1, column 3: unknown character 'x'; use . R B Y P G O #")
+    }
+
+    @Test("a thirteenth row is an error on its line, blank lines counted but ignored")
+    func tooManyRows() {
+        let text = Array(repeating: "......", count: 6).joined(separator: "\n") + "\n\n"
+            + Array(repeating: "......", count: 7).joined(separator: "\n")
+        #expect(throws: BoardParseError(kind: .tooManyRows, line: 14, column: 1)) { try Board(notation: text) }
+        let twelve = Array(repeating: "R.B.Y.", count: 12).joined(separator: "\n")
+        #expect(throws: Never.self) { try Board(notation: twelve) }
+    }
+}
