@@ -6,16 +6,6 @@ import Synchronization
 import Glibc
 #endif
 
-/// The monotonic clock the real adapters pass to the sans-I/O cores.
-public enum MonotonicClock {
-    /// Now, in nanoseconds since an arbitrary fixed point (CLOCK_MONOTONIC).
-    public static func now() -> NetTime {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return NetTime(nanoseconds: UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec))
-    }
-}
-
 /// Runs one `ReliableMulticast` core on a real multicast socket.
 ///
 /// The host is the thin adapter of the sans-I/O design: it passes received bytes and
