@@ -51,18 +51,28 @@ enum Harness {
     }
 
     /// Runs a tmux command against the test server socket; returns stdout.
+    ///
+    /// Spawned with posix_spawn and reaped with waitpid, output through a file: a command that
+    /// starts the tmux server hands its descriptors to the server, so a pipe would never end.
     @discardableResult
     static func tmux(_ socket: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["tmux", "-L", socket] + arguments
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+        let path = NSTemporaryDirectory() + "eggs-tmux-\(getpid())-\(UInt64.random(in: 0...UInt64.max)).out"
+        defer { unlink(path) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        let argv = ["tmux", "-L", socket] + arguments
+        var cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
+        defer { cArgs.forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawnp(&pid, "tmux", &actions, nil, &cArgs, environ)
+        guard spawned == 0 else { throw POSIXError(POSIXErrorCode(rawValue: spawned) ?? .EIO) }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        return (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
     }
 }
 

@@ -1,0 +1,77 @@
+import Foundation
+import Testing
+
+@Suite("command line")
+struct CommandLineTests {
+    @Test("resolve prints the chain of a board as one JSON object")
+    func resolvePrintsJSON() throws {
+        let result = try Harness.run(["resolve"], stdin: "B.....\nRB....\nRRB...\nRBB...\n")
+        #expect(result.status == 0)
+        #expect(result.stdout.hasPrefix(#"{"chain": 2, "steps": [{"popped": 4, "garbageCleared": 0}, {"popped": 5, "garbageCleared": 0}], "garbage": 8, "board": ["#))
+        #expect(result.stderr.isEmpty)
+    }
+
+    @Test("resolve lands incoming garbage after the chain")
+    func resolveIncoming() throws {
+        let result = try Harness.run(["resolve", "--incoming", "3"], stdin: "......\n")
+        #expect(result.status == 0)
+        #expect(result.stdout.contains(#""......", "...###"]"#))
+    }
+
+    @Test("a bad board exits 2 naming the line and column")
+    func resolveBadBoard() throws {
+        let result = try Harness.run(["resolve"], stdin: "......\n..RXR.\n")
+        #expect(result.status == 2)
+        #expect(result.stdout.isEmpty)
+        #expect(result.stderr.contains("line 2, column 4"))
+        #expect(result.stderr.split(separator: "\n").count == 1)
+    }
+
+    @Test("too many rows and a wrong width are bad input")
+    func resolveTooManyRows() throws {
+        let rows = String(repeating: "......\n", count: 13)
+        let tooMany = try Harness.run(["resolve"], stdin: rows)
+        #expect(tooMany.status == 2)
+        #expect(tooMany.stderr.contains("line 13"))
+        let narrow = try Harness.run(["resolve"], stdin: "....\n")
+        #expect(narrow.status == 2)
+        #expect(narrow.stderr.contains("line 1"))
+    }
+
+    @Test("a missing board file exits 2 with its name")
+    func resolveMissingFile() throws {
+        let result = try Harness.run(["resolve", "/nonexistent/board.txt"])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("/nonexistent/board.txt"))
+    }
+
+    @Test("an unknown flag exits 2 with one line on stderr")
+    func unknownFlag() throws {
+        let result = try Harness.run(["resolve", "--frobnicate"])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("--frobnicate"))
+        #expect(result.stderr.split(separator: "\n").count == 1)
+    }
+
+    @Test("--help exits 0 and lists the subcommands")
+    func help() throws {
+        let result = try Harness.run(["--help"])
+        #expect(result.status == 0)
+        #expect(result.stdout.contains("resolve"))
+        #expect(result.stdout.contains("play"))
+    }
+
+    @Test("play without a terminal says so and exits 2")
+    func playWithoutTerminal() throws {
+        let result = try Harness.run(["play", "--practice"], stdin: "")
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("no usable terminal"))
+    }
+
+    @Test("a bad --keys binding exits 2 naming it")
+    func badKeys() throws {
+        let result = try Harness.run(["play", "--practice", "--keys", "jump=w"], stdin: "")
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("jump=w"))
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+import Testing
+
+@Suite("terminal game in tmux", .serialized, .enabled(if: Harness.hasTmux, "tmux is not installed (scripts/setup.sh installs it)"))
+struct TerminalTests {
+    @Test("with no TERM the game prints a clear error and exits 2")
+    func noTerm() throws {
+        let session = try TmuxSession(command: "env -u TERM \(Harness.binary) play --practice; echo EXIT=$?; sleep 60")
+        defer { session.close() }
+        let screen = session.waitFor("EXIT=")
+        #expect(screen?.contains("no usable terminal") == true, "screen: \(screen ?? session.screen())")
+        #expect(screen?.contains("EXIT=2") == true)
+    }
+
+    @Test("a too-small terminal says how large it must be")
+    func tooSmall() throws {
+        let session = try TmuxSession(command: "\(Harness.binary) play --practice --seed 1", width: 40, height: 12)
+        defer { session.close() }
+        let screen = session.waitFor("Terminal too small")
+        #expect(screen != nil, "screen: \(session.screen())")
+        #expect(screen?.contains("at least") == true)
+        session.send("q")
+        session.send("y")
+    }
+
+    @Test("practice: keys move the pair, the bot plays, quitting restores the terminal")
+    func practiceMovesAndQuits() throws {
+        let session = try TmuxSession(
+            command: "\(Harness.binary) play --practice --seed 7 --level easy --name tester; echo EXIT=$?; sleep 60",
+            width: 100, height: 30)
+        defer { session.close() }
+        let first = try #require(session.waitFor("tester"))
+        #expect(first.contains("practice against the easy bot"))
+        // Hard-drop the first pair at the far left: the bottom-left cells fill.
+        for _ in 0..<3 { session.send("Left") }
+        session.send("Space")
+        var landed = false
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline && !landed {
+            let rows = session.screen().split(separator: "\n", omittingEmptySubsequences: false)
+            if rows.count > 14 {
+                let bottom = rows[14]
+                landed = bottom.hasPrefix("│") && !bottom.dropFirst().hasPrefix("·")
+            }
+            usleep(100_000)
+        }
+        #expect(landed, "the pair did not land in the left column: \(session.screen())")
+        session.send("q")
+        #expect(session.waitFor("Leave the match?") != nil)
+        session.send("y")
+        let end = session.waitFor("EXIT=0")
+        #expect(end != nil, "screen: \(session.screen())")
+        let alternate = (try? Harness.tmux(session.socket, ["display-message", "-p", "-t", session.name, "#{alternate_on}"])) ?? ""
+        #expect(alternate.hasPrefix("0"), "the terminal is still in the game's screen")
+    }
+}
