@@ -1,0 +1,292 @@
+/// A 6×12 grid of settled cells, stored as bitboards.
+///
+/// Three bit planes hold a 3-bit code per cell (0 empty, 1...6 the colours, 7 garbage). Each plane
+/// is a `UInt128` with 16 bits per column: bit `16·column + y` is the cell in `column` at height
+/// `y` (0 = bottom row). Only bits 0...11 of a column lane are ever set, so shifts by one row or
+/// one column never carry an egg into a neighbouring lane once masked by a plane.
+///
+/// Public coordinates use `row` 0 = top row, as in board notation.
+public struct Board: Sendable, Hashable {
+    /// Grid width in cells.
+    public static let columnsCount = 6
+    /// Grid height in cells.
+    public static let rowsCount = 12
+    /// Columns where a pair spawns (pivot, child), in the top row.
+    public static let spawnColumns = (2, 3)
+
+    static let laneBits = 16
+    static let laneMask: UInt128 = 0x0FFF
+    /// Every playable cell.
+    static let fieldMask: UInt128 = {
+        var mask: UInt128 = 0
+        for column in 0..<columnsCount { mask |= laneMask << (column * laneBits) }
+        return mask
+    }()
+    /// The lowest bit of every lane (for lane-parallel arithmetic).
+    static let laneOnes: UInt128 = {
+        var ones: UInt128 = 0
+        for column in 0..<columnsCount { ones |= 1 << (column * laneBits) }
+        return ones
+    }()
+
+    var plane0: UInt128 = 0
+    var plane1: UInt128 = 0
+    var plane2: UInt128 = 0
+
+    /// An empty board.
+    public init() {}
+
+    // MARK: Cells
+
+    @inline(__always)
+    static func bit(column: Int, y: Int) -> UInt128 {
+        UInt128(1) << (column &* laneBits &+ y)
+    }
+
+    @inline(__always)
+    func code(column: Int, y: Int) -> UInt8 {
+        let shift = column &* Board.laneBits &+ y
+        let low = UInt8(truncatingIfNeeded: plane0 >> shift) & 1
+        let mid = UInt8(truncatingIfNeeded: plane1 >> shift) & 1
+        let high = UInt8(truncatingIfNeeded: plane2 >> shift) & 1
+        return low | mid << 1 | high << 2
+    }
+
+    @inline(__always)
+    mutating func setCode(column: Int, y: Int, code: UInt8) {
+        let bit = Board.bit(column: column, y: y)
+        plane0 = code & 1 != 0 ? plane0 | bit : plane0 & ~bit
+        plane1 = code & 2 != 0 ? plane1 | bit : plane1 & ~bit
+        plane2 = code & 4 != 0 ? plane2 | bit : plane2 & ~bit
+    }
+
+    /// The cell at `column` 0...5 (left to right) and `row` 0...11 (top to bottom).
+    public subscript(column column: Int, row row: Int) -> Cell {
+        get {
+            precondition(Board.contains(column: column, row: row), "cell out of the grid")
+            return Cell(code: code(column: column, y: Board.rowsCount - 1 - row))
+        }
+        set {
+            precondition(Board.contains(column: column, row: row), "cell out of the grid")
+            setCode(column: column, y: Board.rowsCount - 1 - row, code: newValue.code)
+        }
+    }
+
+    /// Whether `(column, row)` lies in the grid.
+    public static func contains(column: Int, row: Int) -> Bool {
+        (0..<columnsCount).contains(column) && (0..<rowsCount).contains(row)
+    }
+
+    /// Occupied cells.
+    @inline(__always)
+    var occupied: UInt128 { plane0 | plane1 | plane2 }
+
+    /// Cells holding `code` (1...7).
+    @inline(__always)
+    func plane(code: UInt8) -> UInt128 {
+        let p0 = code & 1 != 0 ? plane0 : ~plane0
+        let p1 = code & 2 != 0 ? plane1 : ~plane1
+        let p2 = code & 4 != 0 ? plane2 : ~plane2
+        return p0 & p1 & p2 & Board.fieldMask
+    }
+
+    /// How many eggs `column` holds (the board must be settled).
+    @inline(__always)
+    public func height(column: Int) -> Int {
+        let lane = UInt16(truncatingIfNeeded: occupied >> (column &* Board.laneBits))
+        return lane.nonzeroBitCount
+    }
+
+    /// The number of eggs and garbage on the board.
+    public var eggsCount: Int { occupied.nonzeroBitCount }
+
+    /// Whether a spawning pair would find its cells occupied (game over).
+    public var isSpawnBlocked: Bool {
+        let top = Board.rowsCount - 1
+        let cells = Board.bit(column: Board.spawnColumns.0, y: top) | Board.bit(column: Board.spawnColumns.1, y: top)
+        return occupied & cells != 0
+    }
+
+    // MARK: Gravity
+
+    /// Whether no egg hangs above an empty cell.
+    public var isSettled: Bool {
+        let occupied = self.occupied
+        // A lane is settled when its bits are contiguous from the bottom; lanes never overflow.
+        return occupied & (occupied &+ Board.laneOnes) == 0
+    }
+
+    /// Lets every unsupported egg fall until the board is settled.
+    public mutating func settle() {
+        for _ in 0..<Board.rowsCount {
+            let occupied = self.occupied
+            let lowestHole = ~occupied & (occupied &+ Board.laneOnes)
+            let floating = occupied & ~((lowestHole << 1) &- Board.laneOnes)
+            if floating == 0 { break }
+            plane0 = (plane0 & ~floating) | ((plane0 & floating) >> 1)
+            plane1 = (plane1 & ~floating) | ((plane1 & floating) >> 1)
+            plane2 = (plane2 & ~floating) | ((plane2 & floating) >> 1)
+        }
+        precondition(isSettled, "gravity must settle within rowsCount passes")
+    }
+
+    /// Drops one egg (`code`) onto `column`; eggs coming to rest above the top row vanish.
+    @inline(__always)
+    mutating func dropCode(_ code: UInt8, column: Int) {
+        let y = height(column: column)
+        if y < Board.rowsCount { setCode(column: column, y: y, code: code) }
+    }
+
+    /// Drops a pair in a given orientation with the pivot in `column`, as a lock does.
+    mutating func drop(_ pair: EggPair, orientation: Orientation, column: Int) {
+        let pivot = pair.pivot.rawValue + 1
+        let child = pair.child.rawValue + 1
+        switch orientation {
+        case .up:
+            dropCode(pivot, column: column)
+            dropCode(child, column: column)
+        case .down:
+            dropCode(child, column: column)
+            dropCode(pivot, column: column)
+        case .right, .left:
+            dropCode(pivot, column: column)
+            dropCode(child, column: column &+ orientation.columnOffset)
+        }
+    }
+
+    // MARK: Chains
+
+    @inline(__always)
+    static func neighbours(_ cells: UInt128) -> UInt128 {
+        (cells << 1) | (cells >> 1) | (cells << laneBits) | (cells >> laneBits)
+    }
+
+    /// The cells of every same-colour group of 4 or more in `plane`.
+    @inline(__always)
+    static func poppingCells(in plane: UInt128) -> UInt128 {
+        if plane.nonzeroBitCount < 4 { return 0 }
+        // Only a cell with two or more same-colour neighbours can seed a group of 3 or more.
+        let up = plane & (plane << 1), down = plane & (plane >> 1)
+        let right = plane & (plane << laneBits), left = plane & (plane >> laneBits)
+        let twoOrMore = (up & (down | right | left)) | (down & (right | left)) | (right & left)
+        var seeds = twoOrMore
+        var popping: UInt128 = 0
+        while seeds != 0 {
+            var group = seeds & (0 &- seeds)
+            while true {
+                let grown = (group | neighbours(group)) & plane
+                if grown == group { break }
+                group = grown
+            }
+            seeds &= ~group
+            if group.nonzeroBitCount >= 4 { popping |= group }
+        }
+        return popping
+    }
+
+    /// Pops every group of one chain step, clears adjacent garbage and lets eggs fall.
+    /// Returns nil when nothing pops.
+    mutating func popStep() -> ChainStep? {
+        var popping: UInt128 = 0
+        for code in UInt8(1)...6 {
+            popping |= Board.poppingCells(in: plane(code: code))
+        }
+        if popping == 0 { return nil }
+        let cleared = Board.neighbours(popping) & plane(code: 7)
+        let removed = popping | cleared
+        plane0 &= ~removed
+        plane1 &= ~removed
+        plane2 &= ~removed
+        settle()
+        return ChainStep(popped: popping.nonzeroBitCount, garbageCleared: cleared.nonzeroBitCount)
+    }
+
+    /// Resolves every chain step (the board must be settled) and reports them.
+    public mutating func resolveChain() -> ChainResult {
+        var steps: [ChainStep] = []
+        for _ in 0..<ChainResult.stepsMax {
+            guard let step = popStep() else { break }
+            steps.append(step)
+        }
+        return ChainResult(steps: steps)
+    }
+
+    /// Resolves every chain step; returns only the chain length and the garbage sent (bot path).
+    @inline(__always)
+    mutating func resolveChainCounts() -> (chain: Int, garbage: Int) {
+        var chain = 0, garbage = 0
+        while chain < ChainResult.stepsMax, let step = popStep() {
+            garbage &+= ChainResult.garbage(stepIndex: chain, popped: step.popped)
+            chain &+= 1
+        }
+        return (chain, garbage)
+    }
+
+    // MARK: Garbage
+
+    /// Lands `count` garbage eggs one at a time onto the column holding the fewest eggs (ties to
+    /// the rightmost); full columns take none; eggs that fit nowhere are discarded.
+    /// - Returns: how many landed.
+    @discardableResult
+    public mutating func landGarbage(_ count: Int) -> Int {
+        let capacity = Board.columnsCount * Board.rowsCount
+        var landed = 0
+        for _ in 0..<min(max(count, 0), capacity) {
+            var best = -1, bestHeight = Board.rowsCount
+            for column in 0..<Board.columnsCount {
+                let height = height(column: column)
+                if height < Board.rowsCount && height <= bestHeight {
+                    best = column
+                    bestHeight = height
+                }
+            }
+            if best < 0 { break }
+            setCode(column: best, y: bestHeight, code: 7)
+            landed += 1
+        }
+        return landed
+    }
+
+    /// Panics unless the planes only use playable cells.
+    func checkInvariants() {
+        precondition(plane0 & ~Board.fieldMask == 0, "plane 0 outside the grid")
+        precondition(plane1 & ~Board.fieldMask == 0, "plane 1 outside the grid")
+        precondition(plane2 & ~Board.fieldMask == 0, "plane 2 outside the grid")
+    }
+}
+
+/// One chain step: the coloured eggs popped over all groups, and the garbage cleared with them.
+public struct ChainStep: Sendable, Hashable {
+    public var popped: Int
+    public var garbageCleared: Int
+
+    public init(popped: Int, garbageCleared: Int) {
+        self.popped = popped
+        self.garbageCleared = garbageCleared
+    }
+}
+
+/// The chain steps of one resolution and the garbage they send.
+public struct ChainResult: Sendable, Hashable {
+    /// More steps than a 72-cell grid can hold eggs for groups of 4 (72 / 4 = 18).
+    static let stepsMax = 18
+
+    public var steps: [ChainStep]
+
+    public init(steps: [ChainStep] = []) {
+        self.steps = steps
+    }
+
+    /// The chain length: the number of steps that popped.
+    public var chain: Int { steps.count }
+
+    /// Garbage sent: popped − 3 for the first step, 6 + popped − 4 for each later one.
+    public var garbage: Int {
+        steps.indices.reduce(0) { $0 + ChainResult.garbage(stepIndex: $1, popped: steps[$1].popped) }
+    }
+
+    @inline(__always)
+    static func garbage(stepIndex: Int, popped: Int) -> Int {
+        stepIndex == 0 ? popped &- 3 : 6 &+ popped &- 4
+    }
+}

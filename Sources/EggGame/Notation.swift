@@ -1,0 +1,126 @@
+/// A board-notation error, with the 1-based line and column where it was found.
+public struct BoardParseError: Error, Sendable, Hashable, CustomStringConvertible {
+    public enum Kind: Sendable, Hashable {
+        /// A line that is not exactly 6 characters; `width` is its length.
+        case wrongWidth(width: Int)
+        /// A 13th non-blank line.
+        case tooManyRows
+        /// A character that is none of `. R B Y P G O #`.
+        case unknownCharacter(Character)
+    }
+
+    public let kind: Kind
+    /// 1-based line in the input, blank lines included.
+    public let line: Int
+    /// 1-based character position in that line.
+    public let column: Int
+
+    public var description: String {
+        switch kind {
+        case .wrongWidth(let width):
+            "line \(line), column \(column): a board row must be exactly \(Board.columnsCount) characters, found \(width)"
+        case .tooManyRows:
+            "line \(line), column \(column): a board has at most \(Board.rowsCount) rows"
+        case .unknownCharacter(let character):
+            "line \(line), column \(column): unknown character \(quoted(character)); use . R B Y P G O #"
+        }
+    }
+
+    private func quoted(_ character: Character) -> String {
+        character.isWhitespace || !character.isASCII ? "U+\(hex(character))" : "'\(character)'"
+    }
+
+    private func hex(_ character: Character) -> String {
+        let scalar = character.unicodeScalars.first!.value
+        let digits = String(scalar, radix: 16, uppercase: true)
+        return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+    }
+}
+
+extension Board {
+    /// Parses board notation: up to 12 lines of exactly 6 characters, top row first; missing top
+    /// rows are empty; blank lines are ignored. A trailing `\r` on a line is ignored.
+    /// Eggs may float: the board is returned as written (see ``settle()``).
+    public init(notation text: String) throws(BoardParseError) {
+        var rows: [[Cell]] = []
+        var lineNumber = 0
+        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            lineNumber += 1
+            let line = rawLine.hasSuffix("\r") ? rawLine.dropLast() : rawLine
+            if line.allSatisfy({ $0 == " " || $0 == "\t" }) { continue }
+            rows.append(try Board.parseRow(line, lineNumber: lineNumber))
+            guard rows.count <= Board.rowsCount else {
+                throw BoardParseError(kind: .tooManyRows, line: lineNumber, column: 1)
+            }
+        }
+        self.init()
+        let missing = Board.rowsCount - rows.count
+        for (index, cells) in rows.enumerated() {
+            for (column, cell) in cells.enumerated() {
+                self[column: column, row: missing + index] = cell
+            }
+        }
+    }
+
+    private static func parseRow(_ line: Substring, lineNumber: Int) throws(BoardParseError) -> [Cell] {
+        var cells: [Cell] = []
+        for (index, character) in line.enumerated() {
+            guard index < columnsCount else { break }
+            guard let cell = Cell(letter: character) else {
+                throw BoardParseError(kind: .unknownCharacter(character), line: lineNumber, column: index + 1)
+            }
+            cells.append(cell)
+        }
+        let width = line.count
+        guard width == columnsCount else {
+            let column = min(width, columnsCount) + 1
+            throw BoardParseError(kind: .wrongWidth(width: width), line: lineNumber, column: column)
+        }
+        return cells
+    }
+
+    /// The 12 rows in notation, top first.
+    public var notationRows: [String] {
+        (0..<Board.rowsCount).map { row in
+            String((0..<Board.columnsCount).map { self[column: $0, row: row].letter })
+        }
+    }
+
+    /// The board in notation: 12 lines, top first, each ending in a newline.
+    public var notation: String {
+        notationRows.map { $0 + "\n" }.joined()
+    }
+}
+
+/// The outcome of ``resolveBoard(_:incoming:)``: the chain, the garbage it sends, the final board.
+public struct ResolveReport: Sendable, Hashable {
+    public var chain: ChainResult
+    /// Garbage eggs of the incoming count that landed.
+    public var garbageLanded: Int
+    public var board: Board
+
+    /// The report as one line of JSON, keys in the order of SPEC §4:
+    /// `{"chain": 2, "steps": [{"popped": 4, "garbageCleared": 0}, ...], "garbage": 8, "board": [...]}`.
+    public var json: String {
+        let steps = chain.steps.map { "{\"popped\": \($0.popped), \"garbageCleared\": \($0.garbageCleared)}" }
+        let rows = board.notationRows.map { "\"\($0)\"" }
+        return "{\"chain\": \(chain.chain), \"steps\": [\(steps.joined(separator: ", "))], "
+            + "\"garbage\": \(chain.garbage), \"board\": [\(rows.joined(separator: ", "))]}"
+    }
+}
+
+/// Lets everything on `board` fall, resolves every chain step, then lands `incoming` garbage eggs
+/// by the placement rule (a negative count lands none).
+public func resolve(board: Board, incoming: Int) -> ResolveReport {
+    var board = board
+    board.settle()
+    let chain = board.resolveChain()
+    let landed = board.landGarbage(max(0, incoming))
+    return ResolveReport(chain: chain, garbageLanded: landed, board: board)
+}
+
+/// Parses board notation and resolves it; see ``resolve(board:incoming:)``.
+/// - Throws: ``BoardParseError`` naming the line and column of bad input.
+public func resolveBoard(_ text: String, incoming: Int) throws(BoardParseError) -> ResolveReport {
+    resolve(board: try Board(notation: text), incoming: incoming)
+}
