@@ -1,3 +1,4 @@
+import EggGame
 import PeerNet
 
 extension MatchMessage {
@@ -41,7 +42,7 @@ extension MatchMessage {
 
     static func parseInput(_ text: String) -> StreamInput? {
         if text == "spawn" { return .spawn }
-        if let move = MoveCode.allCases.first(where: { $0.jsonName == text }) { return .move(move) }
+        if let move = Move.allCases.first(where: { $0.jsonName == text }) { return .move(move) }
         guard text.hasPrefix("garbage:"), let n = Int(text.dropFirst(8)), (0...72).contains(n) else { return nil }
         return .landGarbage(n)
     }

@@ -1,3 +1,4 @@
+import EggGame
 import PeerNet
 
 extension MatchMessage {
@@ -110,7 +111,7 @@ extension MatchMessage {
         for _ in 0..<count {
             guard let code = r.u8() else { return nil }
             switch code {
-            case 0...5: items.append(.move(MoveCode(rawValue: code)!))
+            case 0...5: items.append(.move(Move(rawValue: code)!))
             case 6: items.append(.spawn)
             case 7:
                 guard let n = r.varint(max: 6 * 12) else { return nil }

@@ -1,3 +1,4 @@
+import EggGame
 import PeerNet
 
 /// The settings a start proposal carries; the highest-ID proposal's settings win.
@@ -29,10 +30,8 @@ public struct MatchSettings: Hashable, Sendable {
     public var winsNeeded: Int { gamesPerMatch / 2 + 1 }
 }
 
-/// A move on the wire; raw values equal `EggGame.Move`'s.
-public enum MoveCode: UInt8, CaseIterable, Hashable, Sendable {
-    case left = 0, right = 1, rotateCW = 2, rotateCCW = 3, down = 4, hardDrop = 5
-
+extension Move {
+    /// The move's name in the log.
     var jsonName: String {
         switch self {
         case .left: "left"
@@ -49,7 +48,7 @@ public enum MoveCode: UInt8, CaseIterable, Hashable, Sendable {
 /// by index (the grid's `pairsSpawned`) in the shared, voted sequence.
 public enum StreamInput: Hashable, Sendable {
     case spawn
-    case move(MoveCode)
+    case move(Move)
     case landGarbage(Int)
 }
 
