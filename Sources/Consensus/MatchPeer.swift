@@ -142,6 +142,7 @@ public struct MatchState: Sendable {
     public internal(set) var mirrors: [PeerID: Mirror] = [:]
     var gameOver = OneShotVote<PeerID?>()
     var myGameOverVote: PeerID??
+    var gamesPlayed = 0
     /// Pairs spawned per player (from the snapshot for an unmirrored game).
     var spawnedBase: [PeerID: Int] = [:]
 
