@@ -296,3 +296,11 @@ extension MatchPeer {
         owner!.out = []
     }
 }
+
+extension MatchPeer {
+    /// The decided egg value of `round` of `game`, if known (current and next game only).
+    public func eggValue(game: UInt32, round: Int) -> UInt64? { rounds[game]?.value(round) }
+
+    /// The first undecided egg round of `game`.
+    public func frontier(game: UInt32) -> UInt32? { rounds[game]?.frontier }
+}

@@ -1,0 +1,127 @@
+import EggGame
+import PeerNet
+import Testing
+@testable import Consensus
+
+/// A view-synchronous delivery harness for the Consensus layer alone (no PeerNet wire):
+/// per-sender FIFO, random interleaving across senders, and at every view change every survivor
+/// first delivers the same set of old-view messages (a crashed sender's stream is cut at one
+/// random prefix for everyone). Deterministic from its seed.
+final class VSHarness {
+    var rng: SplitMix64
+    var peers: [PeerID: MatchPeer] = [:]
+    var bots: [PeerID: BotPlayer] = [:]
+    var viewID: UInt64 = 0
+    var members: [PeerID] = []
+    /// In-flight messages of the current view: queue[receiver][sender].
+    var queues: [PeerID: [PeerID: [[UInt8]]]] = [:]
+    var seqs: [PeerID: UInt64] = [:]
+    var now = NetTime.zero
+    var events: [PeerID: [MatchEvent]] = [:]
+    /// Messages to duplicate at the application layer (a sender repeating itself), probability.
+    var duplicateProbability = 0.0
+
+    init(seed: UInt64) { rng = SplitMix64(seed: seed) }
+
+    func chance(_ p: Double) -> Bool { Double(rng.next() >> 11) / Double(1 << 53) < p }
+    func pick(_ n: Int) -> Int { Int(rng.next() % UInt64(n)) }
+
+    func makePeer(_ id: PeerID, bot: BotLevel? = nil) -> MatchPeer {
+        var config = MatchPeerConfig(id: id, name: "p\(id.raw)", role: .player, voteSeed: id.raw &* 7919 &+ 13)
+        config.lookaheadRounds = 16
+        var peer = MatchPeer(config: config)
+        peer.keepsDecisions = true
+        if let bot { bots[id] = BotPlayer(level: bot, seed: id.raw) }
+        return peer
+    }
+
+    /// Installs a new view: survivors flush the old view, then everyone installs.
+    func installView(members newMembers: [PeerID], joining: [PeerID] = [], crashed: Set<PeerID> = []) {
+        // Cut crashed senders' streams at a common random prefix.
+        for sender in crashed {
+            let pendingCounts = members.compactMap { queues[$0]?[sender]?.count }
+            let keep = pendingCounts.isEmpty ? 0 : pick((pendingCounts.min() ?? 0) + 1)
+            for receiver in members { if let q = queues[receiver]?[sender] { queues[receiver]![sender] = Array(q.prefix(keep)) } }
+        }
+        let survivors = members.filter { newMembers.contains($0) }
+        deliverAll(to: survivors)
+        for gone in members where !newMembers.contains(gone) { peers.removeValue(forKey: gone); queues.removeValue(forKey: gone) }
+        viewID += 1
+        let old = Set(members)
+        members = newMembers.sorted()
+        for id in joining where peers[id] == nil { peers[id] = makePeer(id, bot: .insane) }
+        let view = MembershipView(id: viewID, members: members, joined: members.filter { !old.contains($0) },
+                                  departed: old.filter { !newMembers.contains($0) })
+        queues = [:]
+        for id in members { queues[id] = [:] }
+        for id in members { handle(id, .viewChanged(view)) }
+    }
+
+    func handle(_ id: PeerID, _ event: PeerNetEvent) {
+        peers[id]!.handle(event, now: now)
+        drainOutputs(id)
+    }
+
+    func drainOutputs(_ id: PeerID) {
+        while let payload = peers[id]!.pollSend() {
+            let copies = chance(duplicateProbability) ? 2 : 1
+            for _ in 0..<copies {
+                for receiver in members { queues[receiver]![id, default: []].append(payload) }
+            }
+        }
+        while let event = peers[id]!.pollEvent() { events[id, default: []].append(event) }
+    }
+
+    /// Delivers one random pending message; false if none.
+    @discardableResult
+    func deliverOne() -> Bool {
+        let candidates = members.flatMap { r in (queues[r] ?? [:]).filter { !$0.value.isEmpty }.keys.sorted().map { (r, $0) } }
+        guard !candidates.isEmpty else { return false }
+        let (receiver, sender) = candidates[pick(candidates.count)]
+        let payload = queues[receiver]![sender]!.removeFirst()
+        seqs[sender, default: 0] += 1
+        handle(receiver, .delivered(Delivery(from: sender, seq: seqs[sender]!, payload: payload)))
+        return true
+    }
+
+    func deliverAll(to receivers: [PeerID]) {
+        while true {
+            let candidates = receivers.flatMap { r in (queues[r] ?? [:]).filter { !$0.value.isEmpty }.keys.sorted().map { (r, $0) } }
+            guard !candidates.isEmpty else { return }
+            let (receiver, sender) = candidates[pick(candidates.count)]
+            let payload = queues[receiver]![sender]!.removeFirst()
+            handle(receiver, .delivered(Delivery(from: sender, seq: 0, payload: payload)))
+        }
+    }
+
+    /// One 60 Hz tick: bots move, owners tick, then some random deliveries.
+    func tick(deliveries: Int) {
+        now = now.adding(nanoseconds: 16_666_667)
+        for id in members {
+            guard var peer = peers[id] else { continue }
+            if var bot = bots[id], let owner = peer.owner {
+                if let move = bot.tick(grid: owner.grid, next: peer.ownerNextPair) { peer.applyLocal(move, now: now) }
+                bots[id] = bot
+            }
+            peer.tick(now: now)
+            peers[id] = peer
+            drainOutputs(id)
+        }
+        for _ in 0..<deliveries where !deliverOne() { break }
+    }
+
+    /// Decided (game, round) → value of every live peer must agree.
+    func checkDecisionsAgree() -> String? {
+        var seen: [String: (PeerID, UInt64)] = [:]
+        for (id, peer) in peers.sorted(by: { $0.key < $1.key }) {
+            for d in peer.decisionsLog {
+                let key = "\(d.game)/\(d.round)"
+                if let (other, value) = seen[key], value != d.value {
+                    return "round \(key): \(other.hex) decided \(hex16(value)), \(id.hex) decided \(hex16(d.value))"
+                }
+                seen[key] = (id, d.value)
+            }
+        }
+        return nil
+    }
+}
