@@ -1,0 +1,463 @@
+import Foundation
+import PeerNet
+
+/// The deterministic simulated network (after TigerBeetle's packet simulator).
+///
+/// Every `PeerNet` node of a match runs in one process against a virtual clock. One options
+/// struct with one seed drives every fault: loss, duplication (replay), per-packet delay
+/// (reordering falls out of it), partitions and healing, crashes and restarts (a restart is a
+/// new `ReliableMulticast` with the same `PeerID` and a higher incarnation).
+///
+/// Drive it with `step()` (jumps the clock to the earliest packet arrival or timer),
+/// `run(until:)`, or `runUntilConverged(...)` (liveness phase: faults off, require convergence).
+/// Attach an application to each node with `SimApplication` (the consensus layer does).
+
+/// Every knob of the simulated network. `swarm(seed:)` derives them all from the seed.
+public struct SimOptions: Sendable, CustomStringConvertible {
+    public var seed: UInt64
+    public var peerCount: Int
+    /// Probability that a datagram to one receiver is lost (own loopback copies are never lost).
+    public var lossProbability: Double
+    /// Probability that a delivered datagram is delivered a second time (later).
+    public var replayProbability: Double
+    public var delayMinNanoseconds: UInt64
+    /// Mean of the exponential delay added to `delayMinNanoseconds`.
+    public var delayMeanNanoseconds: UInt64
+    /// Faults are drawn every `faultTickNanoseconds` while faults are enabled.
+    public var faultTickNanoseconds: UInt64
+    public var partitionProbability: Double
+    public var unpartitionProbability: Double
+    public var crashProbability: Double
+    public var restartProbability: Double
+    /// Passed to every node's config.
+    public var passphrase: String?
+
+    public init(
+        seed: UInt64, peerCount: Int = 3, lossProbability: Double = 0, replayProbability: Double = 0,
+        delayMinNanoseconds: UInt64 = 200_000, delayMeanNanoseconds: UInt64 = 1_000_000,
+        faultTickNanoseconds: UInt64 = 100_000_000, partitionProbability: Double = 0,
+        unpartitionProbability: Double = 0, crashProbability: Double = 0, restartProbability: Double = 0,
+        passphrase: String? = nil
+    ) {
+        self.seed = seed
+        self.peerCount = peerCount
+        self.lossProbability = lossProbability
+        self.replayProbability = replayProbability
+        self.delayMinNanoseconds = delayMinNanoseconds
+        self.delayMeanNanoseconds = delayMeanNanoseconds
+        self.faultTickNanoseconds = faultTickNanoseconds
+        self.partitionProbability = partitionProbability
+        self.unpartitionProbability = unpartitionProbability
+        self.crashProbability = crashProbability
+        self.restartProbability = restartProbability
+        self.passphrase = passphrase
+    }
+
+    /// Knobs drawn from the seed: 2…`peerCountMax` peers, loss ≤ 30 %, replay ≤ 20 %,
+    /// mean delay 0.1…30 ms; partitions and crashes only when `withFaults`.
+    public static func swarm(seed: UInt64, peerCountMax: Int = 8, withFaults: Bool = false) -> SimOptions {
+        var rng = SimRandom(seed: seed ^ 0x5157_4152_4D00_0000)
+        var o = SimOptions(seed: seed)
+        o.peerCount = 2 + Int(rng.next(upTo: UInt64(peerCountMax - 2)))
+        o.lossProbability = Double(rng.next(upTo: 30)) / 100
+        o.replayProbability = Double(rng.next(upTo: 20)) / 100
+        o.delayMinNanoseconds = 100_000 + rng.next(upTo: 900_000)
+        o.delayMeanNanoseconds = 100_000 + rng.next(upTo: 30_000_000)
+        if withFaults {
+            o.partitionProbability = Double(rng.next(upTo: 5)) / 100
+            o.unpartitionProbability = Double(5 + rng.next(upTo: 20)) / 100
+            o.crashProbability = Double(rng.next(upTo: 3)) / 100
+            o.restartProbability = Double(5 + rng.next(upTo: 20)) / 100
+        }
+        return o
+    }
+
+    public var description: String {
+        "SEED=\(seed) peers=\(peerCount) loss=\(lossProbability) replay=\(replayProbability) "
+            + "delay_min_ns=\(delayMinNanoseconds) delay_mean_ns=\(delayMeanNanoseconds) "
+            + "partition=\(partitionProbability) unpartition=\(unpartitionProbability) "
+            + "crash=\(crashProbability) restart=\(restartProbability) fault_tick_ns=\(faultTickNanoseconds)"
+    }
+}
+
+/// SplitMix64 plus the draws the simulator needs. Same numbers on every platform.
+public struct SimRandom: Sendable {
+    private var inner: SplitMix64
+
+    public init(seed: UInt64) { inner = SplitMix64(seed: seed) }
+
+    public mutating func next() -> UInt64 { inner.next() }
+
+    /// A draw in `0...bound`.
+    public mutating func next(upTo bound: UInt64) -> UInt64 { inner.next(upTo: bound) }
+
+    /// `true` with probability `p`.
+    public mutating func chance(_ p: Double) -> Bool { p > 0 && unit() < p }
+
+    /// Uniform in [0, 1).
+    public mutating func unit() -> Double { Double(next() >> 11) / Double(UInt64(1) << 53) }
+
+    /// Exponentially distributed with the given mean.
+    public mutating func exponential(mean: UInt64) -> UInt64 {
+        let u = max(unit(), 1e-12)
+        return UInt64(min(-log(u) * Double(mean), Double(mean) * 50))
+    }
+}
+
+/// An application running on a simulated node (e.g. the consensus layer). It may call
+/// `core.send` from any hook. The simulator calls `handle(event:)` for every event of the
+/// node's core, in order, and `handleTimeout` when `pollTimeout` is due.
+public protocol SimApplication: AnyObject {
+    func handle(event: PeerNetEvent, core: ReliableMulticast, now: NetTime)
+    func pollTimeout() -> NetTime?
+    func handleTimeout(core: ReliableMulticast, now: NetTime)
+}
+
+extension SimApplication {
+    public func pollTimeout() -> NetTime? { nil }
+    public func handleTimeout(core: ReliableMulticast, now: NetTime) {}
+}
+
+/// One event as a node's life recorded it.
+public struct SimRecord: Hashable, Sendable {
+    public var time: NetTime
+    public var peer: PeerID
+    public var incarnation: UInt64
+    public var event: PeerNetEvent
+}
+
+/// A simulated peer: its current core (nil while crashed), its app and its event log.
+public final class SimNode {
+    public let peerID: PeerID
+    public private(set) var incarnation: UInt64 = 0
+    public private(set) var core: ReliableMulticast?
+    public private(set) var app: SimApplication?
+    /// Every event of every incarnation, in order.
+    public private(set) var log: [SimRecord] = []
+    public var isUp: Bool { core != nil }
+
+    init(peerID: PeerID) { self.peerID = peerID }
+
+    fileprivate func boot(config: PeerNetConfig, app: SimApplication?, now: NetTime) {
+        incarnation = config.incarnation
+        core = ReliableMulticast(config: config, now: now)
+        self.app = app
+    }
+
+    fileprivate func crash() {
+        core = nil
+        app = nil
+    }
+
+    fileprivate func drainEvents(now: NetTime) {
+        guard let core else { return }
+        while let event = core.pollEvent() {
+            log.append(SimRecord(time: now, peer: peerID, incarnation: incarnation, event: event))
+            app?.handle(event: event, core: core, now: now)
+        }
+    }
+}
+
+/// A datagram in flight to one node.
+public struct SimPacket: Sendable {
+    public var from: PeerID
+    public var to: PeerID
+    public var bytes: [UInt8]
+    public var readyAt: NetTime
+    fileprivate var order: UInt64
+}
+
+/// The simulated multicast network.
+public final class SimNetwork {
+    public let options: SimOptions
+    public private(set) var now: NetTime = .zero
+    public private(set) var nodes: [SimNode]
+    /// While true, `options`' partitions, crashes and restarts are drawn every fault tick.
+    public var faultsEnabled = false
+    /// Scenario hook: return `false` to drop this packet (called once per receiver, before loss).
+    public var filter: ((SimPacket) -> Bool)?
+    /// Network-level loss and replay apply only while true (the liveness phase turns them off).
+    public var lossEnabled = true
+
+    private var rng: SimRandom
+    private var inFlight = PacketHeap()
+    private var packetOrder: UInt64 = 0
+    private var groupOf: [PeerID: Int] = [:]
+    private var nextFaultAt: NetTime = .zero
+    private let makeConfig: (PeerID, UInt64) -> PeerNetConfig
+    private let makeApp: (PeerID, UInt64) -> SimApplication?
+    private var incarnationCounter: UInt64 = 0
+    public private(set) var packetsDelivered: UInt64 = 0
+
+    /// - Parameters:
+    ///   - options: the knobs and the seed.
+    ///   - peerIDs: the node IDs (default 1…`options.peerCount`).
+    ///   - start: whether to boot every node at time zero.
+    ///   - config: each node's config for (ID, incarnation); the default uses the seed and passphrase.
+    ///   - app: each life's application, if any.
+    public init(
+        options: SimOptions, peerIDs: [PeerID]? = nil, start: Bool = true,
+        config: ((PeerID, UInt64) -> PeerNetConfig)? = nil,
+        app: @escaping (PeerID, UInt64) -> SimApplication? = { _, _ in nil }
+    ) {
+        self.options = options
+        self.rng = SimRandom(seed: options.seed)
+        let ids = peerIDs ?? (1...max(1, options.peerCount)).map { PeerID(UInt64($0)) }
+        self.nodes = ids.map(SimNode.init(peerID:))
+        let seed = options.seed
+        let passphrase = options.passphrase
+        self.makeConfig = config ?? { id, incarnation in
+            PeerNetConfig(peerID: id, incarnation: incarnation, passphrase: passphrase,
+                          randomSeed: seed &* 31 &+ id.raw &* 0x1000_0001 &+ incarnation)
+        }
+        self.makeApp = app
+        if start { for node in nodes { boot(node) } }
+    }
+
+    public func node(_ id: PeerID) -> SimNode {
+        guard let node = nodes.first(where: { $0.peerID == id }) else { preconditionFailure("no node \(id)") }
+        return node
+    }
+
+    /// Adds a node (booted now) to the network, e.g. a late joiner.
+    @discardableResult
+    public func addNode(_ id: PeerID) -> SimNode {
+        precondition(!nodes.contains { $0.peerID == id }, "node exists")
+        let node = SimNode(peerID: id)
+        nodes.append(node)
+        boot(node)
+        return node
+    }
+
+    private func boot(_ node: SimNode) {
+        incarnationCounter += 1
+        let incarnation = max(node.incarnation + 1, incarnationCounter)
+        node.boot(config: makeConfig(node.peerID, incarnation), app: makeApp(node.peerID, incarnation), now: now)
+    }
+
+    // MARK: - Faults as commands
+
+    /// Crashes a node: its core and app are gone; packets to it are lost.
+    public func crash(_ id: PeerID) { node(id).crash() }
+
+    /// Restarts a crashed (or running) node under the same ID with a higher incarnation.
+    public func restart(_ id: PeerID) {
+        let n = node(id)
+        n.crash()
+        boot(n)
+    }
+
+    /// Splits the network: nodes in different groups cannot hear each other. Unlisted nodes form one more group.
+    public func partition(_ groups: [[PeerID]]) {
+        groupOf = [:]
+        for (index, group) in groups.enumerated() { for id in group { groupOf[id] = index + 1 } }
+    }
+
+    public func heal() { groupOf = [:] }
+
+    public var isPartitioned: Bool { !groupOf.isEmpty }
+
+    private func connected(_ a: PeerID, _ b: PeerID) -> Bool { (groupOf[a] ?? 0) == (groupOf[b] ?? 0) }
+
+    // MARK: - Driving
+
+    /// Processes everything due at the next point in time, jumping the clock to it.
+    /// - Returns: `false` when nothing at all is scheduled.
+    @discardableResult
+    public func step() -> Bool {
+        flushOutputs()
+        var next = inFlight.peek?.readyAt
+        func consider(_ t: NetTime?) { if let t, next == nil || t < next! { next = t } }
+        for node in nodes {
+            consider(node.core?.pollTimeout())
+            consider(node.app?.pollTimeout())
+        }
+        if faultsEnabled { consider(nextFaultAt) }
+        guard let t = next else { return false }
+        now = max(now, t)
+        if faultsEnabled, now >= nextFaultAt {
+            drawFaults()
+            nextFaultAt = now.adding(nanoseconds: options.faultTickNanoseconds)
+        }
+        while let packet = inFlight.peek, packet.readyAt <= now {
+            inFlight.pop()
+            let node = node(packet.to)
+            guard let core = node.core else { continue }
+            packetsDelivered += 1
+            core.handleDatagram(packet.bytes, now: now)
+            node.drainEvents(now: now)
+        }
+        for node in nodes {
+            if let core = node.core, let t = core.pollTimeout(), t <= now {
+                core.handleTimeout(now: now)
+                node.drainEvents(now: now)
+            }
+            if let core = node.core, let app = node.app, let t = app.pollTimeout(), t <= now {
+                app.handleTimeout(core: core, now: now)
+                node.drainEvents(now: now)
+            }
+        }
+        flushOutputs()
+        return true
+    }
+
+    /// Steps until the clock passes `deadline` (or nothing is scheduled).
+    public func run(until deadline: NetTime) {
+        while now < deadline {
+            flushOutputs()
+            guard let t = nextTime(), t <= deadline else { now = deadline; return }
+            step()
+        }
+    }
+
+    public func run(forNanoseconds duration: UInt64) { run(until: now.adding(nanoseconds: duration)) }
+
+    private func nextTime() -> NetTime? {
+        var next = inFlight.peek?.readyAt
+        func consider(_ t: NetTime?) { if let t, next == nil || t < next! { next = t } }
+        for node in nodes {
+            consider(node.core?.pollTimeout())
+            consider(node.app?.pollTimeout())
+        }
+        if faultsEnabled { consider(nextFaultAt) }
+        return next
+    }
+
+    /// Liveness phase: faults and loss off, partitions healed, crashed nodes restarted if asked;
+    /// then runs until `converged` holds or `timeoutNanoseconds` pass.
+    /// - Returns: whether the network converged in time.
+    public func runUntilConverged(
+        timeoutNanoseconds: UInt64 = 30_000_000_000, restartCrashed: Bool = true,
+        extra: (SimNetwork) -> Bool = { _ in true }
+    ) -> Bool {
+        faultsEnabled = false
+        lossEnabled = false
+        filter = nil
+        heal()
+        if restartCrashed { for node in nodes where !node.isUp { restart(node.peerID) } }
+        let deadline = now.adding(nanoseconds: timeoutNanoseconds)
+        while now < deadline {
+            if converged && extra(self) { return true }
+            run(forNanoseconds: 50_000_000)
+        }
+        return converged && extra(self)
+    }
+
+    /// Every running node is a member of one and the same view holding exactly the running
+    /// nodes, nothing is queued, and every node delivered every member's last message.
+    public var converged: Bool {
+        let up = nodes.compactMap(\.core)
+        guard let first = up.first else { return true }
+        let ids = nodes.filter(\.isUp).map(\.peerID).sorted()
+        for core in up {
+            guard core.status == .member, core.view == first.view, core.view.members == ids, core.pendingSendCount == 0
+            else { return false }
+        }
+        let upNodes = nodes.filter(\.isUp)
+        for receiver in upNodes {
+            for sender in upNodes where receiver.core!.deliveredUpTo(sender.peerID) != sender.core!.lastSentSeq {
+                return false
+            }
+        }
+        return true
+    }
+
+    /// Hands a datagram straight to one node's core (fuzzing, forged traffic).
+    public func inject(_ bytes: [UInt8], to id: PeerID) {
+        let node = node(id)
+        node.core?.handleDatagram(bytes, now: now)
+        node.drainEvents(now: now)
+    }
+
+    // MARK: - Internals
+
+    private func flushOutputs() {
+        for node in nodes {
+            guard let core = node.core else { continue }
+            while let bytes = core.pollTransmit() { multicast(bytes, from: node.peerID) }
+        }
+    }
+
+    private func multicast(_ bytes: [UInt8], from sender: PeerID) {
+        for receiver in nodes where connected(sender, receiver.peerID) {
+            var packet = SimPacket(from: sender, to: receiver.peerID, bytes: bytes, readyAt: now, order: 0)
+            if let filter, !filter(packet) { continue }
+            let loopback = receiver.peerID == sender
+            if lossEnabled, !loopback, rng.chance(options.lossProbability) { continue }
+            packet.readyAt = now.adding(nanoseconds: delay())
+            schedule(packet)
+            if lossEnabled, !loopback, rng.chance(options.replayProbability) {
+                packet.readyAt = now.adding(nanoseconds: delay() * 2)
+                schedule(packet)
+            }
+        }
+    }
+
+    private func delay() -> UInt64 {
+        options.delayMinNanoseconds + rng.exponential(mean: options.delayMeanNanoseconds)
+    }
+
+    private func schedule(_ packet: SimPacket) {
+        var packet = packet
+        packetOrder += 1
+        packet.order = packetOrder
+        inFlight.push(packet)
+    }
+
+    private func drawFaults() {
+        if isPartitioned {
+            if rng.chance(options.unpartitionProbability) { heal() }
+        } else if nodes.count >= 2, rng.chance(options.partitionProbability) {
+            var groups: [[PeerID]] = [[], []]
+            for node in nodes { groups[Int(rng.next(upTo: 1))].append(node.peerID) }
+            partition(groups)
+        }
+        let up = nodes.filter(\.isUp)
+        if up.count > 1, rng.chance(options.crashProbability) {
+            crash(up[Int(rng.next(upTo: UInt64(up.count - 1)))].peerID)
+        }
+        let down = nodes.filter { !$0.isUp }
+        if !down.isEmpty, rng.chance(options.restartProbability) {
+            restart(down[Int(rng.next(upTo: UInt64(down.count - 1)))].peerID)
+        }
+    }
+}
+
+/// A binary min-heap of packets by (readyAt, order): deterministic tie-breaking.
+struct PacketHeap {
+    private var items: [SimPacket] = []
+
+    var peek: SimPacket? { items.first }
+    var count: Int { items.count }
+
+    private static func less(_ a: SimPacket, _ b: SimPacket) -> Bool { (a.readyAt, a.order) < (b.readyAt, b.order) }
+
+    mutating func push(_ p: SimPacket) {
+        items.append(p)
+        var i = items.count - 1
+        while i > 0 {
+            let parent = (i - 1) / 2
+            guard Self.less(items[i], items[parent]) else { break }
+            items.swapAt(i, parent)
+            i = parent
+        }
+    }
+
+    @discardableResult
+    mutating func pop() -> SimPacket? {
+        guard !items.isEmpty else { return nil }
+        items.swapAt(0, items.count - 1)
+        let top = items.removeLast()
+        var i = 0
+        while true {
+            let l = 2 * i + 1, r = l + 1
+            var m = i
+            if l < items.count, Self.less(items[l], items[m]) { m = l }
+            if r < items.count, Self.less(items[r], items[m]) { m = r }
+            guard m != i else { break }
+            items.swapAt(i, m)
+            i = m
+        }
+        return top
+    }
+}

@@ -1,0 +1,174 @@
+/// Options, errors, counters and the seeded generator of the PeerNet core.
+
+/// Every option of a `ReliableMulticast`, with defaults for all but the identity.
+///
+/// Limits are named with their unit last (`windowSizeMax`, `suspectTimeoutNanoseconds`).
+public struct PeerNetConfig: Sendable, Hashable {
+    /// Peers in another room are ignored (their datagrams are counted as `droppedForeignRoom`).
+    public var room: String
+    public var peerID: PeerID
+    /// A restarted peer must use a new, larger incarnation (e.g. a wall-clock timestamp).
+    public var incarnation: UInt64
+    /// When set, every datagram carries a truncated HMAC-SHA256 keyed by this passphrase and
+    /// datagrams without a valid one are dropped. When `nil`, datagrams carry a CRC32.
+    public var passphrase: String?
+    /// How often a heartbeat (membership, highest seq, stability vector) is multicast.
+    public var heartbeatIntervalNanoseconds: UInt64
+    /// A member not heard from for this long is suspected and removed by a view change.
+    public var suspectTimeoutNanoseconds: UInt64
+    /// A fresh peer listens this long for an existing group before it founds one.
+    public var discoveryNanoseconds: UInt64
+    /// Upper bound of the random delay before a NACK (suppresses NACK storms).
+    public var nackDelayMaxNanoseconds: UInt64
+    /// A NACK is repeated after this long while the gap persists.
+    public var retransmitTimeoutNanoseconds: UInt64
+    /// Upper bound of the random delay before a repair by a member that is not the origin.
+    public var repairDelayMaxNanoseconds: UInt64
+    /// Flush messages (propose, cut, ready) are repeated this often while a view change runs.
+    public var flushRetransmitNanoseconds: UInt64
+    /// A view change that makes no progress for this long is restarted without the silent peers.
+    public var flushTimeoutNanoseconds: UInt64
+    /// Own messages sent but not yet stable (delivered by every member); `send` throws beyond it.
+    public var windowSizeMax: Int
+    /// No datagram is larger than this (encoded, trailer included).
+    public var datagramBytesMax: Int
+    /// Seed of the generator behind every randomized delay. Never the system's randomness.
+    public var randomSeed: UInt64
+
+    public init(
+        room: String = "eggs",
+        peerID: PeerID,
+        incarnation: UInt64 = 1,
+        passphrase: String? = nil,
+        heartbeatIntervalNanoseconds: UInt64 = 250_000_000,
+        suspectTimeoutNanoseconds: UInt64 = 3_000_000_000,
+        discoveryNanoseconds: UInt64 = 1_000_000_000,
+        nackDelayMaxNanoseconds: UInt64 = 20_000_000,
+        retransmitTimeoutNanoseconds: UInt64 = 120_000_000,
+        repairDelayMaxNanoseconds: UInt64 = 30_000_000,
+        flushRetransmitNanoseconds: UInt64 = 150_000_000,
+        flushTimeoutNanoseconds: UInt64 = 2_000_000_000,
+        windowSizeMax: Int = 256,
+        datagramBytesMax: Int = 1200,
+        randomSeed: UInt64? = nil
+    ) {
+        self.room = room
+        self.peerID = peerID
+        self.incarnation = incarnation
+        self.passphrase = passphrase
+        self.heartbeatIntervalNanoseconds = heartbeatIntervalNanoseconds
+        self.suspectTimeoutNanoseconds = suspectTimeoutNanoseconds
+        self.discoveryNanoseconds = discoveryNanoseconds
+        self.nackDelayMaxNanoseconds = nackDelayMaxNanoseconds
+        self.retransmitTimeoutNanoseconds = retransmitTimeoutNanoseconds
+        self.repairDelayMaxNanoseconds = repairDelayMaxNanoseconds
+        self.flushRetransmitNanoseconds = flushRetransmitNanoseconds
+        self.flushTimeoutNanoseconds = flushTimeoutNanoseconds
+        self.windowSizeMax = windowSizeMax
+        self.datagramBytesMax = datagramBytesMax
+        self.randomSeed = randomSeed ?? (peerID.raw &* 0x9E37_79B9_7F4A_7C15 ^ incarnation)
+    }
+
+    /// The largest payload `send` accepts with this datagram size.
+    public var payloadBytesMax: Int {
+        datagramBytesMax - Wire.headerBytes - Wire.trailerBytesMax - Wire.dataPrefixBytes - Wire.dataItemHeaderBytes
+    }
+}
+
+/// API misuse of `ReliableMulticast` (a remote peer's garbage is never thrown: it is counted).
+public struct PeerNetError: Error, Hashable, Sendable, CustomStringConvertible {
+    private enum Base: Hashable, Sendable {
+        case windowFull, payloadTooLarge, notJoined, left
+    }
+
+    private let base: Base
+
+    private init(_ base: Base) { self.base = base }
+
+    /// Too many own messages are not yet stable; retry after deliveries progress.
+    public static let windowFull = PeerNetError(.windowFull)
+    /// The payload exceeds `PeerNetConfig.payloadBytesMax`.
+    public static let payloadTooLarge = PeerNetError(.payloadTooLarge)
+    /// No view is installed yet: the peer is still discovering or joining the group.
+    public static let notJoined = PeerNetError(.notJoined)
+    /// `leave` was called.
+    public static let left = PeerNetError(.left)
+
+    public var description: String { "PeerNetError.\(base)" }
+}
+
+/// Where the peer stands in the group.
+public enum PeerNetStatus: Hashable, Sendable {
+    /// No view yet: discovering peers, waiting to be admitted or to found the group.
+    case joining
+    /// Member of an installed primary view: sending and delivering.
+    case member
+    /// Taking part in a view change: sends are queued, deliveries pause until the new view.
+    case flushing
+    /// Non-primary: too few members of the last view are reachable to form a new view.
+    /// Sends are queued and nothing is delivered until a primary view admits this peer again.
+    case blocked
+    /// `leave` was called.
+    case left
+}
+
+/// Counters. Every datagram handed to `handleDatagram` lands in exactly one of
+/// `datagramsAccepted`, `datagramsLoopback` or one `dropped…` counter.
+public struct PeerNetStats: Hashable, Sendable {
+    public var datagramsSent: UInt64 = 0
+    public var datagramsReceived: UInt64 = 0
+    public var datagramsAccepted: UInt64 = 0
+    /// Own datagrams echoed back by the multicast group.
+    public var datagramsLoopback: UInt64 = 0
+    public var messagesSent: UInt64 = 0
+    public var messagesRetransmitted: UInt64 = 0
+    public var messagesReceived: UInt64 = 0
+    public var messagesDuplicate: UInt64 = 0
+    public var messagesDelivered: UInt64 = 0
+    /// Messages discarded because they were outside the receive window or of a stale view.
+    public var messagesDiscarded: UInt64 = 0
+    public var nacksSent: UInt64 = 0
+    public var heartbeatsSent: UInt64 = 0
+    public var viewsInstalled: UInt64 = 0
+
+    public var droppedTruncated: UInt64 = 0
+    public var droppedOversized: UInt64 = 0
+    public var droppedMalformed: UInt64 = 0
+    public var droppedBadChecksum: UInt64 = 0
+    public var droppedUnauthenticated: UInt64 = 0
+    public var droppedWrongVersion: UInt64 = 0
+    public var droppedForeignRoom: UInt64 = 0
+    public var droppedStaleIncarnation: UInt64 = 0
+    /// Datagrams seen before (same sender, incarnation and packet number) or too old to tell.
+    public var droppedReplayed: UInt64 = 0
+    /// Datagrams from a peer the table has no room for.
+    public var droppedOverload: UInt64 = 0
+
+    public init() {}
+
+    /// Every datagram dropped for being invalid, of any reason.
+    public var droppedInvalid: UInt64 {
+        droppedTruncated + droppedOversized + droppedMalformed + droppedBadChecksum + droppedUnauthenticated
+            + droppedWrongVersion + droppedForeignRoom + droppedStaleIncarnation + droppedReplayed + droppedOverload
+    }
+}
+
+/// SplitMix64: a tiny, portable, seeded generator (same numbers on every platform and toolchain).
+package struct SplitMix64: Sendable {
+    private var state: UInt64
+
+    package init(seed: UInt64) { state = seed }
+
+    package mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// A draw in `0...bound` (modulo bias is irrelevant for delays).
+    package mutating func next(upTo bound: UInt64) -> UInt64 {
+        bound == .max ? next() : next() % (bound + 1)
+    }
+}

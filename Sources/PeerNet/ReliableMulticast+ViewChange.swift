@@ -1,0 +1,343 @@
+/// The view change (flush) of `ReliableMulticast`: every transition of the membership state
+/// machine lives in this file. The algorithm is documented on `ReliableMulticast`.
+extension ReliableMulticast {
+    /// Multicasts a flush frame and handles it locally too: the coordinator is also a member.
+    func emitFlush(_ frame: Frame, now: NetTime) {
+        emit(frame)
+        handleFlushFrame(frame, from: me, now: now)
+    }
+
+    func handleFlushFrame(_ frame: Frame, from sender: Member, now: NetTime) {
+        switch frame {
+        case let .propose(attempt, baseID, baseKey, proposed):
+            handlePropose(Ballot(attempt: attempt, coordinator: sender.id), baseID: baseID, baseKey: baseKey, proposed: proposed, now: now)
+        case let .ack(ballot, ackerViewID, ackerViewKey, ownSeq, holdings):
+            handleAck(ballot, from: sender, viewID: ackerViewID, viewKey: ackerViewKey, ownSeq: ownSeq, holdings: holdings, now: now)
+        case let .cut(attempt, baseID, baseKey, newViewID, entries):
+            handleCut(Ballot(attempt: attempt, coordinator: sender.id), baseID: baseID, baseKey: baseKey, cut: CutInfo(newViewID: newViewID, entries: entries), now: now)
+        case let .ready(ballot):
+            handleReady(ballot, from: sender, now: now)
+        case let .install(ballot, newViewID):
+            handleInstall(ballot, newViewID: newViewID, now: now)
+        case .heartbeat, .data, .nack, .leave:
+            preconditionFailure("not a flush frame")
+        }
+    }
+
+    /// (id, key) order of views: the larger one absorbs the smaller one's peers as joiners.
+    static func dominates(_ a: (UInt64, UInt64), _ b: (UInt64, UInt64)) -> Bool { a > b }
+
+    // MARK: - Member side
+
+    private func handlePropose(_ ballot: Ballot, baseID: UInt64, baseKey: UInt64, proposed: [Member], now: NetTime) {
+        highestAttemptSeen = max(highestAttemptSeen, ballot.attempt)
+        guard proposed.contains(me), !isLeft else { return }
+        let continuing = hasView && viewID == baseID && viewKey == baseKey
+        if !continuing {
+            // Join only a group whose view dominates ours (or found one when we have none).
+            let mine = hasView ? (viewID, viewKey) : (0, 0)
+            guard !hasView || Self.dominates((baseID, baseKey), mine) else { return }
+        }
+        if let p = participation {
+            let sameBase = p.baseID == baseID && p.baseKey == baseKey
+            if sameBase, ballot < p.ballot { return }
+            if !sameBase, !Self.dominates((baseID, baseKey), (p.baseID, p.baseKey)) { return }
+        }
+        if participation?.ballot != ballot || participation?.baseID != baseID || participation?.baseKey != baseKey {
+            participation = Participation(
+                ballot: ballot, baseID: baseID, baseKey: baseKey, members: proposed,
+                continuing: continuing, lastProgress: now)
+            if let c = coordinating, c.ballot != ballot { coordinating = nil }
+            scheduleFlushRetransmit(now: now)
+        }
+        participation!.lastProgress = now
+        blocked = false
+        // Freeze (status is now .flushing) and report what we hold.
+        let holdings: [(PeerID, UInt64)] = continuing ? members.map { ($0.id, streams[$0.id]!.contiguous) } : []
+        emitFlush(.ack(ballot, viewID: hasView ? viewID : 0, viewKey: hasView ? viewKey : 0, ownSeq: transmittedSeq, holdings: holdings), now: now)
+    }
+
+    private func handleCut(_ ballot: Ballot, baseID: UInt64, baseKey: UInt64, cut: CutInfo, now: NetTime) {
+        guard var p = participation, p.ballot == ballot, p.baseID == baseID, p.baseKey == baseKey else { return }
+        // A cut must restart our own stream right after what we transmitted; otherwise it was
+        // computed from a stale ack of ours: ignore it (the coordinator will exclude us and retry).
+        guard cut.entries.first(where: { $0.member == me && $0.inNew })?.cut == transmittedSeq else { return }
+        p.lastProgress = now
+        if p.cut == nil {
+            p.cut = cut
+            if p.continuing {
+                for entry in cut.entries where entry.inBase {
+                    guard let s = streams[entry.member.id], s.member == entry.member else { continue }
+                    precondition(s.delivered <= entry.cut, "a cut never falls below what a member delivered")
+                    streams[entry.member.id]!.highestKnown = max(s.highestKnown, entry.cut)
+                }
+            }
+        }
+        participation = p
+        checkReady(now: now)
+    }
+
+    /// Sends `ready` once every base message up to the cut is held; installs if asked to.
+    func checkReady(now: NetTime? = nil) {
+        guard var p = participation, let cut = p.cut else { return }
+        if !p.ready {
+            if p.continuing {
+                for entry in cut.entries where entry.inBase {
+                    guard let s = streams[entry.member.id], s.member == entry.member else { continue }
+                    if s.contiguous < entry.cut { return }
+                }
+            }
+            p.ready = true
+            participation = p
+            emitReadyNow(p.ballot)
+        }
+        if p.installRequested { install(p) }
+    }
+
+    private func emitReadyNow(_ ballot: Ballot) {
+        emit(.ready(ballot))
+        if coordinating?.ballot == ballot { coordinating!.ready.insert(me.id); maybeInstall() }
+    }
+
+    private func handleInstall(_ ballot: Ballot, newViewID: UInt64, now: NetTime) {
+        guard var p = participation, p.ballot == ballot, let cut = p.cut, cut.newViewID == newViewID else { return }
+        p.installRequested = true
+        participation = p
+        if p.ready { install(p) }
+    }
+
+    /// Delivers the old view up to the cut, announces the new view, restarts every stream at its cut.
+    private func install(_ p: Participation) {
+        guard let cut = p.cut else { preconditionFailure("install without a cut") }
+        let byID = Dictionary(cut.entries.map { ($0.member.id, $0) }, uniquingKeysWith: { a, _ in a })
+        if p.continuing {
+            for entry in cut.entries.sorted(by: { $0.member < $1.member }) where entry.inBase {
+                guard streams[entry.member.id]?.member == entry.member else { continue }
+                while streams[entry.member.id]!.delivered < entry.cut {
+                    let next = streams[entry.member.id]!.delivered + 1
+                    guard let item = streams[entry.member.id]!.messages[next] else {
+                        preconditionFailure("ready implies every message up to the cut is held")
+                    }
+                    deliver(item)
+                }
+            }
+        }
+        let newMembers = cut.entries.filter(\.inNew).map(\.member).sorted()
+        let baseIDs = Set(cut.entries.filter(\.inBase).map(\.member.id))
+        let newIDs = Set(newMembers.map(\.id))
+        var newStreams: [PeerID: Stream] = [:]
+        for m in newMembers {
+            let start = byID[m.id]!.cut
+            var s = Stream(member: m, start: start)
+            if p.continuing, let old = streams[m.id], old.member == m {
+                s.messages = old.messages.filter { $0.key > start && $0.value.viewID >= cut.newViewID }
+                s.highestKnown = max(old.highestKnown, start)
+            }
+            newStreams[m.id] = s
+        }
+        precondition(newStreams[me.id] != nil, "an installed view contains this peer")
+        precondition(byID[me.id]!.cut == transmittedSeq, "own stream restarts after everything transmitted")
+        streams = newStreams
+        members = newMembers
+        viewID = cut.newViewID
+        viewKey = Self.viewKey(id: cut.newViewID, members: newMembers, ballot: p.ballot)
+        hasView = true
+        blocked = false
+        reports = [:]
+        forcedOut = []
+        repairPending = []
+        laggingReported = []
+        for m in newMembers where m != me { peers[m.id]?.staleViewSince = nil }
+        lastInstall = (p.ballot, cut.newViewID)
+        participation = nil
+        if coordinating?.ballot == p.ballot { coordinating = nil }
+        flushRetransmitAt = nil
+        stats.viewsInstalled += 1
+        view = MembershipView(
+            id: cut.newViewID, members: newMembers.map(\.id),
+            joined: Array(newIDs.subtracting(baseIDs)), departed: Array(baseIDs.subtracting(newIDs)))
+        events.append(.viewChanged(view))
+        while let pending = pendingSends.popFirst() { transmitOwn(seq: pending.seq, payload: pending.payload) }
+        deliverReady()
+    }
+
+    static func viewKey(id: UInt64, members: [Member], ballot: Ballot) -> UInt64 {
+        var w = ByteWriter()
+        w.u64(id)
+        w.u32(ballot.attempt)
+        w.u64(ballot.coordinator.raw)
+        for m in members { w.u64(m.id.raw); w.u64(m.incarnation) }
+        return FNV1a.hash(w.bytes)
+    }
+
+    // MARK: - Coordinator side
+
+    private func handleAck(
+        _ ballot: Ballot, from sender: Member, viewID ackerViewID: UInt64, viewKey ackerViewKey: UInt64,
+        ownSeq: UInt64, holdings: [(PeerID, UInt64)], now: NetTime
+    ) {
+        guard var c = coordinating, c.ballot == ballot, c.members.contains(sender), c.cut == nil else { return }
+        let continuing = c.baseID != 0 && ackerViewID == c.baseID && ackerViewKey == c.baseKey
+        var held: [PeerID: UInt64] = [:]
+        for (peer, seq) in holdings { held[peer] = seq }
+        c.acks[sender.id] = AckInfo(continuing: continuing, ownSeq: ownSeq, holdings: held)
+        coordinating = c
+        guard c.members.allSatisfy({ c.acks[$0.id] != nil }) else { return }
+        let cut = computeCut(c)
+        coordinating!.cut = cut
+        emitFlush(.cut(attempt: ballot.attempt, baseID: c.baseID, baseKey: c.baseKey, newViewID: cut.newViewID, entries: cut.entries), now: now)
+    }
+
+    /// Base members: the most any continuing member holds. Joiners: their own seq (their stream starts after it).
+    private func computeCut(_ c: Proposal) -> CutInfo {
+        var entries: [CutEntry] = []
+        let newSet = Set(c.members)
+        for m in c.baseMembers {
+            var cut: UInt64 = 0
+            for ack in c.acks.values where ack.continuing { cut = max(cut, ack.holdings[m.id] ?? 0) }
+            if let own = c.acks[m.id], own.continuing { cut = max(cut, own.ownSeq) }
+            entries.append(CutEntry(member: m, cut: cut, inBase: true, inNew: newSet.contains(m)))
+        }
+        let baseSet = Set(c.baseMembers)
+        for m in c.members where !baseSet.contains(m) {
+            entries.append(CutEntry(member: m, cut: c.acks[m.id]!.ownSeq, inBase: false, inNew: true))
+        }
+        precondition(entries.count <= Wire.cutEntriesMax, "cut too large for one datagram")
+        return CutInfo(newViewID: c.baseID + 1, entries: entries)
+    }
+
+    private func handleReady(_ ballot: Ballot, from sender: Member, now: NetTime) {
+        if var c = coordinating, c.ballot == ballot, c.cut != nil, c.members.contains(sender) {
+            c.ready.insert(sender.id)
+            coordinating = c
+            maybeInstall()
+            return
+        }
+        // A straggler missed the install of a ballot we installed: tell it again (rate-limited).
+        if let last = lastInstall, last.ballot == ballot, sender != me {
+            if let at = lastInstallRelayAt, now.nanoseconds(since: at) < config.flushRetransmitNanoseconds / 2 { return }
+            lastInstallRelayAt = now
+            emit(.install(ballot, newViewID: last.newViewID))
+        }
+    }
+
+    private func maybeInstall() {
+        guard let c = coordinating, let cut = c.cut, c.members.allSatisfy({ c.ready.contains($0.id) }) else { return }
+        emit(.install(c.ballot, newViewID: cut.newViewID))
+        if var p = participation, p.ballot == c.ballot {
+            p.installRequested = true
+            participation = p
+            if p.ready { install(p) }
+        }
+    }
+
+    private func startProposal(members proposed: [Member], now: NetTime) {
+        highestAttemptSeen += 1
+        let ballot = Ballot(attempt: highestAttemptSeen, coordinator: me.id)
+        let base = hasView ? members : []
+        coordinating = Proposal(
+            ballot: ballot, baseID: hasView ? viewID : 0, baseKey: hasView ? viewKey : 0,
+            baseMembers: base, members: proposed.sorted(),
+            deadline: now.adding(nanoseconds: config.flushTimeoutNanoseconds))
+        emitFlush(.propose(attempt: ballot.attempt, baseID: coordinating!.baseID, baseKey: coordinating!.baseKey, members: proposed.sorted()), now: now)
+        scheduleFlushRetransmit(now: now)
+    }
+
+    private func scheduleFlushRetransmit(now: NetTime) {
+        if flushRetransmitAt == nil { flushRetransmitAt = now.adding(nanoseconds: config.flushRetransmitNanoseconds) }
+    }
+
+    // MARK: - Timers
+
+    func flushTimers(now: NetTime) {
+        if let at = flushRetransmitAt, now >= at {
+            flushRetransmitAt = nil
+            if let c = coordinating {
+                if let cut = c.cut {
+                    emit(.cut(attempt: c.ballot.attempt, baseID: c.baseID, baseKey: c.baseKey, newViewID: cut.newViewID, entries: cut.entries))
+                } else {
+                    emit(.propose(attempt: c.ballot.attempt, baseID: c.baseID, baseKey: c.baseKey, members: c.members))
+                }
+            }
+            if let p = participation, p.ready { emit(.ready(p.ballot)) }
+            if coordinating != nil || participation != nil { scheduleFlushRetransmit(now: now) }
+        }
+        if let c = coordinating, now >= c.deadline {
+            // Exclude whoever did not answer and restart with a higher ballot.
+            for m in c.members where m != me {
+                let answered = c.cut == nil ? c.acks[m.id] != nil : c.ready.contains(m.id)
+                if !answered { forcedOut.insert(m) }
+            }
+            coordinating = nil
+            if participation?.ballot == c.ballot { participation = nil }
+        }
+        if let p = participation, coordinating == nil,
+           now.nanoseconds(since: p.lastProgress) >= 2 * config.flushTimeoutNanoseconds {
+            // The coordinator went silent: exclude it; the next-lowest member takes over.
+            if let coordinator = p.members.first(where: { $0.id == p.ballot.coordinator }) { forcedOut.insert(coordinator) }
+            participation = nil
+            if hasView, status == .member {
+                while let pending = pendingSends.popFirst() { transmitOwn(seq: pending.seq, payload: pending.payload) }
+            }
+        }
+    }
+
+    // MARK: - Deciding on a view change
+
+    /// Starts a view change when this peer is the coordinator of a needed one; sets `blocked`
+    /// when too few members of the installed view are alive to form a primary view.
+    func evaluateMembership(now: NetTime) {
+        guard !isLeft else { return }
+        guard hasView else { return evaluateBootstrap(now: now) }
+        let alive = members.filter { isAlive($0, now: now) }
+        let primary = Self.isPrimary(alive: alive, of: members)
+        if participation == nil { blocked = !primary }
+        // A dominating group is around: wait for its coordinator to admit us.
+        let mine = (viewID, viewKey)
+        if peers.values.contains(where: { isFresh($0, now: now) && Self.dominates(($0.viewID, $0.viewKey), mine) }) { return }
+        if let c = coordinating {
+            let stillGood = c.members.allSatisfy { m in
+                c.baseMembers.contains(m) ? isAlive(m, now: now) : (peers[m.id].map { isFresh($0, now: now) && $0.incarnation == m.incarnation } ?? false)
+            }
+            if stillGood { return }
+            coordinating = nil
+        }
+        if let p = participation, now.nanoseconds(since: p.lastProgress) < 2 * config.flushTimeoutNanoseconds,
+           p.ballot.coordinator != me.id { return }
+        let joiners = joinerCandidates(now: now, aliveCount: alive.count)
+        guard alive.count != members.count || !joiners.isEmpty else { return }
+        guard primary, (alive + joiners).min()?.id == me.id else { return }
+        startProposal(members: alive + joiners, now: now)
+    }
+
+    static func isPrimary(alive: [Member], of base: [Member]) -> Bool {
+        let k = alive.filter { base.contains($0) }.count
+        if 2 * k > base.count { return true }
+        guard 2 * k == base.count, let highest = base.max() else { return false }
+        return alive.contains(highest)
+    }
+
+    /// Fresh peers of dominated views (or none) not in the installed view, within the limits.
+    private func joinerCandidates(now: NetTime, aliveCount: Int) -> [Member] {
+        let mine = (viewID, viewKey)
+        var result: [Member] = []
+        for (id, info) in peers.sorted(by: { $0.key < $1.key }) {
+            guard isFresh(info, now: now), !members.contains(where: { $0.id == id }) else { continue }
+            guard info.viewID == 0 || Self.dominates(mine, (info.viewID, info.viewKey)) else { continue }
+            guard aliveCount + result.count < Wire.membersMax, members.count + result.count < Wire.cutEntriesMax else { break }
+            result.append(Member(id: id, incarnation: info.incarnation))
+        }
+        return result
+    }
+
+    /// No view yet: after discovery, the lowest-ID fresh peer founds view 1 if no group is heard.
+    private func evaluateBootstrap(now: NetTime) {
+        guard now >= discoveryAt, coordinating == nil else { return }
+        if let p = participation, now.nanoseconds(since: p.lastProgress) < 2 * config.flushTimeoutNanoseconds { return }
+        let fresh = peers.filter { isFresh($0.value, now: now) && !forcedOut.contains(Member(id: $0.key, incarnation: $0.value.incarnation)) }
+        guard !fresh.values.contains(where: { $0.viewID != 0 }) else { return }
+        guard fresh.keys.allSatisfy({ $0 > me.id }) else { return }
+        let others = fresh.sorted(by: { $0.key < $1.key }).prefix(Wire.membersMax - 1)
+        startProposal(members: [me] + others.map { Member(id: $0.key, incarnation: $0.value.incarnation) }, now: now)
+    }
+}

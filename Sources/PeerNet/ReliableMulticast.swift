@@ -1,0 +1,702 @@
+import DequeModule
+
+/// Reliable, per-sender ordered, duplicate-free multicast with membership and
+/// view-synchronous view changes: a sans-I/O state machine.
+///
+/// ## Contract (quinn-proto style)
+/// Inputs: `handleDatagram(_:now:)`, `handleTimeout(now:)`, commands `send`, `leave`.
+/// Outputs: `pollTransmit()` (datagrams to multicast to the whole group), `pollTimeout()`
+/// (when to call `handleTimeout` next), `pollEvent()` (deliveries and views, in order).
+/// The core never reads a clock, never touches a socket, and draws every random delay
+/// from a generator seeded by `PeerNetConfig.randomSeed`.
+///
+/// ## Reliable delivery
+/// Each peer numbers its messages 1, 2, 3… Every data message carries (origin, origin
+/// incarnation, view id, seq). Receivers deliver each origin's messages in seq order,
+/// exactly once, only when tagged with the installed view. Gaps are found from data and
+/// from heartbeats (which carry the sender's highest seq, so a lost *last* message is
+/// noticed) and answered with multicast NACKs after a random delay; a NACK from someone
+/// else for the same gap postpones ours. Any member holding a NACKed message repairs it
+/// by multicast after a short delay (the origin sooner, others later); seeing the message
+/// go by cancels a pending repair. Heartbeats carry the sender's delivered-up-to vector;
+/// a message delivered by every member is stable and freed. A sender may have at most
+/// `windowSizeMax` unstable messages (`send` throws `.windowFull`; the member holding
+/// the window back is reported `.lagging`); receivers drop anything beyond their window.
+///
+/// ## Membership
+/// Peers discover each other by heartbeats in the same room (room hash in every
+/// datagram). A member is (64-bit ID, incarnation); a datagram from a higher incarnation
+/// makes the old one dead at once (removed by a view change, then the new one joins by
+/// the next); datagrams of lower incarnations are dropped. A member not heard for
+/// `suspectTimeoutNanoseconds`, or that announced `leave`, is removed by a view change.
+/// A fresh peer listens `discoveryNanoseconds`; if it hears no group, the lowest-ID fresh
+/// peer founds view 1 with every fresh peer it heard.
+///
+/// ## View change (flush), view synchrony
+/// The coordinator is the lowest-ID peer of the next membership (the survivors of the
+/// installed view plus joiners). It runs three rounds, each multicast and retransmitted:
+/// 1. `propose(ballot, base view, members)`. A member acks with, for every member of the
+///    base view, the highest seq it holds contiguously, and its own highest sent seq. From
+///    its first ack on it *freezes*: it delivers nothing more of the base view and queues
+///    its own sends. So each member's deliveries never exceed the holdings it reported.
+/// 2. When every proposed member acked, `cut(ballot, new view id, entries)`: for each base
+///    member the max holding any continuing member reported (messages the dead got to
+///    nobody are lost to all), and for each joiner its own seq as the start of its stream.
+///    Members fetch what they miss up to the cut (NACK; any holder repairs), then `ready`.
+/// 3. When every member is ready, `install(ballot)`. Each member delivers every message
+///    up to the cut (sender-ID order), then emits `.viewChanged`, then starts every stream
+///    of the new view at cut + 1 (joiners never NACK history) and sends its queued
+///    messages tagged with the new view. A member that missed `install` keeps sending
+///    `ready`; anyone who installed that ballot answers with `install` again.
+/// Hence every member that installs view V from view V−1 delivered exactly the messages up
+/// to the cut in V−1. A member that fails to answer within `flushTimeoutNanoseconds` is
+/// excluded and the flush restarts with a higher ballot (members ack the highest ballot);
+/// a coordinator silent for twice that is excluded by the next-lowest member, who restarts.
+///
+/// ## Primary component, partitions
+/// A new view is proposed only if it contains a strict majority of the installed view's
+/// members, or exactly half including its highest-ID member. Otherwise the peer reports
+/// `.blocked`: it queues sends and delivers nothing until a primary view admits it again.
+/// Views are ordered by (id, key); a coordinator admits peers of dominated views (lower
+/// id, or equal id and lower key — two groups founded apart) as joiners. A joiner
+/// discards its old view's undelivered and unstable state: on healing, the blocked side
+/// rejoins the primary and its messages that the primary never agreed on are dropped;
+/// its messages sent while blocked are sent in the new view.
+///
+/// ## Known limits
+/// Two coordinators with crossing ballots (a false suspicion during a flush *and* a lost
+/// install) can in theory install two different views with the same id; a member stuck
+/// in an older view than its peers for `flushTimeoutNanoseconds` is excluded and rejoins.
+/// After `leave`, a peer goes silent at once (it does not linger to repair).
+public final class ReliableMulticast {
+    /// A sender's stream as seen by this peer.
+    struct Stream {
+        var member: Member
+        /// Highest seq delivered (all before it delivered too).
+        var delivered: UInt64
+        /// Everything at or below is stable (delivered by every member) and freed.
+        var stableFloor: UInt64
+        /// Highest seq known to exist (from data, heartbeats, cuts).
+        var highestKnown: UInt64
+        /// seq → message, for stableFloor < seq.
+        var messages: [UInt64: DataItem] = [:]
+        var nackAt: NetTime?
+
+        init(member: Member, start: UInt64) {
+            self.member = member
+            delivered = start
+            stableFloor = start
+            highestKnown = start
+        }
+
+        /// Highest seq held with no gap after `delivered`.
+        var contiguous: UInt64 {
+            var s = delivered
+            while messages[s + 1] != nil { s += 1 }
+            return s
+        }
+    }
+
+    struct PeerInfo {
+        var incarnation: UInt64
+        var lastHeard: NetTime
+        var viewID: UInt64 = 0
+        var viewKey: UInt64 = 0
+        var left = false
+        var packetHighest: UInt64 = 0
+        var packetBitmap: UInt64 = 0
+        /// Since when this member of our view reports an older view than ours.
+        var staleViewSince: NetTime?
+
+        /// Sliding-window replay check (64 packets behind the highest).
+        mutating func acceptPacket(_ pn: UInt64) -> Bool {
+            if pn > packetHighest {
+                let shift = pn - packetHighest
+                packetBitmap = shift >= 64 ? 0 : packetBitmap << shift
+                if shift <= 64, packetHighest > 0 { packetBitmap |= 1 << (shift - 1) }
+                packetHighest = pn
+                return true
+            }
+            let diff = packetHighest - pn
+            guard diff > 0, diff <= 64 else { return false }
+            let bit: UInt64 = 1 << (diff - 1)
+            guard packetBitmap & bit == 0 else { return false }
+            packetBitmap |= bit
+            return true
+        }
+    }
+
+    struct CutInfo {
+        var newViewID: UInt64
+        var entries: [CutEntry]
+    }
+
+    /// This peer's part in a view change (as a member; the coordinator is one too).
+    struct Participation {
+        var ballot: Ballot
+        var baseID: UInt64
+        var baseKey: UInt64
+        var members: [Member]
+        var continuing: Bool
+        var cut: CutInfo?
+        var ready = false
+        var installRequested = false
+        var lastProgress: NetTime
+    }
+
+    struct AckInfo {
+        var continuing: Bool
+        var ownSeq: UInt64
+        var holdings: [PeerID: UInt64]
+    }
+
+    /// A view change this peer coordinates.
+    struct Proposal {
+        var ballot: Ballot
+        var baseID: UInt64
+        var baseKey: UInt64
+        var baseMembers: [Member]
+        var members: [Member]
+        var acks: [PeerID: AckInfo] = [:]
+        var cut: CutInfo?
+        var ready: Set<PeerID> = []
+        var deadline: NetTime
+    }
+
+    struct SeqKey: Hashable, Comparable {
+        var origin: PeerID
+        var seq: UInt64
+        static func < (a: SeqKey, b: SeqKey) -> Bool { (a.origin, a.seq) < (b.origin, b.seq) }
+    }
+
+    static let peersMax = 128
+    static let repairPendingMax = 1024
+    static let incompatibleReportedMax = 256
+
+    let config: PeerNetConfig
+    let me: Member
+    let auth: Authenticator
+    let roomHash: UInt64
+    var rng: SplitMix64
+
+    var packetNumber: UInt64 = 0
+    var hasView = false
+    var isLeft = false
+    var blocked = false
+    var viewID: UInt64 = 0
+    var viewKey: UInt64 = 0
+    var members: [Member] = []
+    public internal(set) var view = MembershipView(id: 0, members: [])
+
+    var streams: [PeerID: Stream] = [:]
+    var nextSeq: UInt64 = 1
+    var transmittedSeq: UInt64 = 0
+    var pendingSends: Deque<(seq: UInt64, payload: [UInt8])> = []
+    var outData: Deque<DataItem> = []
+    var outRepairs: Deque<DataItem> = []
+    var outControl: Deque<[UInt8]> = []
+    var events: Deque<PeerNetEvent> = []
+    /// member → (origin → delivered), from heartbeats of the installed view.
+    var reports: [PeerID: [PeerID: UInt64]] = [:]
+    var peers: [PeerID: PeerInfo] = [:]
+    var incompatibleReported: Set<PeerID> = []
+    var laggingReported: Set<PeerID> = []
+    var repairPending: Set<SeqKey> = []
+
+    var heartbeatAt: NetTime
+    var repairAt: NetTime?
+    var flushRetransmitAt: NetTime?
+    var discoveryAt: NetTime
+    /// The latest `now` seen: condition deadlines already past are not polled again.
+    var lastNow: NetTime
+
+    var participation: Participation?
+    var coordinating: Proposal?
+    var highestAttemptSeen: UInt32 = 0
+    var lastInstall: (ballot: Ballot, newViewID: UInt64)?
+    var lastInstallRelayAt: NetTime?
+    var forcedOut: Set<Member> = []
+
+    public internal(set) var stats = PeerNetStats()
+
+    /// - Parameters:
+    ///   - config: identity, room and every limit; `config.randomSeed` seeds all random delays.
+    ///   - now: the caller's clock; the first heartbeat goes out at once.
+    public init(config: PeerNetConfig, now: NetTime) {
+        precondition(config.datagramBytesMax >= 1100, "datagramBytesMax below 1100 cannot carry a cut")
+        precondition(config.windowSizeMax >= 1 && config.windowSizeMax <= 1 << 16, "windowSizeMax out of range")
+        precondition(config.heartbeatIntervalNanoseconds > 0, "heartbeat interval must be positive")
+        self.config = config
+        self.me = Member(id: config.peerID, incarnation: config.incarnation)
+        self.auth = Authenticator(passphrase: config.passphrase)
+        self.roomHash = FNV1a.hash(Array(config.room.utf8))
+        self.rng = SplitMix64(seed: config.randomSeed)
+        self.heartbeatAt = now
+        self.discoveryAt = now.adding(nanoseconds: config.discoveryNanoseconds)
+        self.lastNow = now
+        checkInvariants()
+    }
+
+    /// Where this peer stands: joining, member, flushing (view change), blocked (non-primary), left.
+    public var status: PeerNetStatus {
+        if isLeft { return .left }
+        if !hasView { return .joining }
+        if participation != nil { return .flushing }
+        if blocked { return .blocked }
+        return .member
+    }
+
+    /// The highest seq this peer has assigned to its own messages.
+    public var lastSentSeq: UInt64 { nextSeq - 1 }
+
+    /// Own messages assigned a seq but not yet sent (queued during a view change or while blocked).
+    public var pendingSendCount: Int { pendingSends.count }
+
+    /// The highest seq delivered here from `peer`, `nil` when `peer` is not in the installed view.
+    public func deliveredUpTo(_ peer: PeerID) -> UInt64? { streams[peer]?.delivered }
+
+    // MARK: - Commands
+
+    /// Queues `payload` for reliable delivery to every member (this peer included).
+    /// - Returns: the message's seq (1 for the first message of this incarnation).
+    /// - Throws: `.notJoined` before the first view, `.left` after `leave`,
+    ///   `.payloadTooLarge`, `.windowFull` while `windowSizeMax` own messages are unstable.
+    /// During a view change or while blocked, the message waits and goes out in the next view.
+    @discardableResult
+    public func send(_ payload: [UInt8], now: NetTime) throws(PeerNetError) -> UInt64 {
+        defer { checkInvariants() }
+        guard !isLeft else { throw .left }
+        guard hasView else { throw .notJoined }
+        guard payload.count <= config.payloadBytesMax else { throw .payloadTooLarge }
+        let floor = streams[me.id]?.stableFloor ?? transmittedSeq
+        guard lastSentSeq - floor < UInt64(config.windowSizeMax) else {
+            reportLagging()
+            throw .windowFull
+        }
+        let seq = nextSeq
+        nextSeq += 1
+        stats.messagesSent += 1
+        if status == .member {
+            transmitOwn(seq: seq, payload: payload)
+            deliverReady()
+        } else {
+            pendingSends.append((seq, payload))
+        }
+        return seq
+    }
+
+    /// Announces a graceful leave; the peer then goes silent and throws `.left` on `send`.
+    public func leave(now: NetTime) {
+        defer { checkInvariants() }
+        guard !isLeft else { return }
+        emit(.leave(sentSeq: transmittedSeq))
+        emit(.leave(sentSeq: transmittedSeq))
+        isLeft = true
+        participation = nil
+        coordinating = nil
+        pendingSends.removeAll()
+    }
+
+    // MARK: - Polling
+
+    /// The next datagram to multicast to the group, or `nil`. Control first, then repairs, then new data.
+    public func pollTransmit() -> [UInt8]? {
+        if let datagram = outControl.popFirst() {
+            stats.datagramsSent += 1
+            return datagram
+        }
+        guard !outRepairs.isEmpty || !outData.isEmpty else { return nil }
+        var items: [DataItem] = []
+        var bytes = Wire.headerBytes + Wire.dataPrefixBytes + Wire.trailerBytesMax
+        while items.count < Wire.itemsPerDatagramMax {
+            guard let next = outRepairs.first ?? outData.first, bytes + next.encodedBytes <= config.datagramBytesMax
+            else { break }
+            if outRepairs.isEmpty { outData.removeFirst() } else { outRepairs.removeFirst() }
+            bytes += next.encodedBytes
+            items.append(next)
+        }
+        precondition(!items.isEmpty, "a single item always fits a datagram")
+        stats.datagramsSent += 1
+        return encode(.data(items))
+    }
+
+    /// When `handleTimeout` should be called next; `nil` after `leave`.
+    public func pollTimeout() -> NetTime? {
+        guard !isLeft else { return nil }
+        var next = heartbeatAt
+        // Timers (cleared or moved when they fire):
+        func consider(_ t: NetTime?) { if let t, t < next { next = t } }
+        // Conditions (stay true once reached): only while still ahead.
+        func considerAhead(_ t: NetTime?) { if let t, t > lastNow { consider(t) } }
+        consider(repairAt)
+        consider(flushRetransmitAt)
+        for stream in streams.values { consider(stream.nackAt) }
+        consider(coordinating?.deadline)
+        if let p = participation, coordinating == nil {
+            consider(p.lastProgress.adding(nanoseconds: 2 * config.flushTimeoutNanoseconds))
+        }
+        if !hasView { considerAhead(discoveryAt) }
+        for m in members where m != me {
+            guard let info = peers[m.id] else { continue }
+            considerAhead(info.lastHeard.adding(nanoseconds: config.suspectTimeoutNanoseconds + 1))
+            considerAhead(info.staleViewSince?.adding(nanoseconds: config.flushTimeoutNanoseconds + 1))
+        }
+        return next
+    }
+
+    /// The next delivery or view change, in order.
+    public func pollEvent() -> PeerNetEvent? { events.popFirst() }
+
+    // MARK: - Inputs
+
+    /// Handles one received datagram (any bytes). Invalid ones are counted and dropped.
+    public func handleDatagram(_ bytes: [UInt8], now: NetTime) {
+        defer { checkInvariants() }
+        lastNow = max(lastNow, now)
+        stats.datagramsReceived += 1
+        let outcome = Wire.decode(bytes, room: roomHash, auth: auth, datagramBytesMax: config.datagramBytesMax)
+        switch outcome {
+        case let .drop(reason):
+            countDrop(reason)
+        case let .frame(envelope, frame):
+            guard admit(envelope, now: now) else { return }
+            stats.datagramsAccepted += 1
+            guard !isLeft else { return }
+            dispatch(frame, from: Member(id: envelope.sender, incarnation: envelope.incarnation), now: now)
+            afterInput(now: now)
+        }
+    }
+
+    /// Runs every expired timer. Spurious calls are no-ops.
+    public func handleTimeout(now: NetTime) {
+        defer { checkInvariants() }
+        lastNow = max(lastNow, now)
+        guard !isLeft else { return }
+        if now >= heartbeatAt {
+            emitHeartbeat()
+            heartbeatAt = now.adding(nanoseconds: config.heartbeatIntervalNanoseconds)
+        }
+        if let at = repairAt, now >= at { fireRepairs() }
+        for id in streams.keys.sorted() {
+            if let at = streams[id]?.nackAt, now >= at { fireNack(id, now: now) }
+        }
+        flushTimers(now: now)
+        afterInput(now: now)
+    }
+
+    // MARK: - Admission of a datagram
+
+    private func countDrop(_ reason: DropReason) {
+        switch reason {
+        case .truncated: stats.droppedTruncated += 1
+        case .oversized: stats.droppedOversized += 1
+        case .malformed: stats.droppedMalformed += 1
+        case .badChecksum: stats.droppedBadChecksum += 1
+        case .unauthenticated: stats.droppedUnauthenticated += 1
+        case .foreignRoom: stats.droppedForeignRoom += 1
+        case let .wrongVersion(sender, version):
+            stats.droppedWrongVersion += 1
+            if sender != me.id, !incompatibleReported.contains(sender),
+               incompatibleReported.count < Self.incompatibleReportedMax {
+                incompatibleReported.insert(sender)
+                events.append(.incompatible(peer: sender, version: version))
+            }
+        }
+    }
+
+    /// Identity, incarnation and replay checks; updates the peer table.
+    private func admit(_ envelope: Envelope, now: NetTime) -> Bool {
+        if envelope.sender == me.id {
+            if envelope.incarnation == me.incarnation {
+                stats.datagramsLoopback += 1
+            } else {
+                stats.droppedStaleIncarnation += 1
+            }
+            return false
+        }
+        var info = peers[envelope.sender] ?? {
+            PeerInfo(incarnation: envelope.incarnation, lastHeard: now)
+        }()
+        if peers[envelope.sender] == nil, peers.count >= Self.peersMax {
+            evictSilentPeers(now: now)
+            guard peers.count < Self.peersMax else {
+                stats.droppedOverload += 1
+                return false
+            }
+        }
+        if envelope.incarnation < info.incarnation {
+            stats.droppedStaleIncarnation += 1
+            return false
+        }
+        if envelope.incarnation > info.incarnation {
+            info = PeerInfo(incarnation: envelope.incarnation, lastHeard: now)
+        }
+        guard info.acceptPacket(envelope.packetNumber) else {
+            stats.droppedReplayed += 1
+            peers[envelope.sender] = info
+            return false
+        }
+        info.lastHeard = max(info.lastHeard, now)
+        peers[envelope.sender] = info
+        return true
+    }
+
+    private func evictSilentPeers(now: NetTime) {
+        let horizon = 4 * config.suspectTimeoutNanoseconds
+        for (id, info) in peers where now.nanoseconds(since: info.lastHeard) > horizon {
+            if !members.contains(where: { $0.id == id }) { peers[id] = nil }
+        }
+    }
+
+    private func dispatch(_ frame: Frame, from sender: Member, now: NetTime) {
+        switch frame {
+        case let .heartbeat(_, viewID, viewKey, sentSeq, delivered):
+            handleHeartbeat(from: sender, viewID: viewID, viewKey: viewKey, sentSeq: sentSeq, delivered: delivered, now: now)
+        case let .data(items):
+            for item in items { receiveItem(item) }
+        case let .nack(origin, ranges):
+            handleNack(origin: origin, ranges: ranges, from: sender, now: now)
+        case let .leave(sentSeq):
+            peers[sender.id]?.left = true
+            if let s = streams[sender.id], s.member == sender { streams[sender.id]?.highestKnown = max(s.highestKnown, sentSeq) }
+        case .propose, .ack, .cut, .ready, .install:
+            handleFlushFrame(frame, from: sender, now: now)
+        }
+    }
+
+    /// After every input: deliver, schedule NACKs, free stable messages, reconsider membership.
+    private func afterInput(now: NetTime) {
+        guard !isLeft else { return }
+        deliverReady()
+        updateStability()
+        scheduleNacks(now: now)
+        checkReady()
+        evaluateMembership(now: now)
+    }
+
+    // MARK: - Encoding and emitting
+
+    func encode(_ frame: Frame) -> [UInt8] {
+        packetNumber += 1
+        let envelope = Envelope(
+            version: Wire.version, kind: frame.kind.rawValue, room: roomHash,
+            sender: me.id, incarnation: me.incarnation, packetNumber: packetNumber)
+        let bytes = Wire.encode(frame, envelope: envelope, auth: auth)
+        precondition(bytes.count <= config.datagramBytesMax, "encoded datagram exceeds datagramBytesMax")
+        return bytes
+    }
+
+    /// Queues a control frame; flush frames are also handled locally (the coordinator is a member too).
+    func emit(_ frame: Frame) {
+        outControl.append(encode(frame))
+    }
+
+    private func emitHeartbeat() {
+        stats.heartbeatsSent += 1
+        let delivered: [(PeerID, UInt64)] = hasView ? members.map { ($0.id, streams[$0.id]?.delivered ?? 0) } : []
+        let statusCode: UInt8 = switch status {
+        case .joining: 0
+        case .member: 1
+        case .flushing: 2
+        case .blocked: 3
+        case .left: 4
+        }
+        emit(.heartbeat(status: statusCode, viewID: hasView ? viewID : 0, viewKey: hasView ? viewKey : 0, sentSeq: transmittedSeq, delivered: delivered))
+    }
+
+    // MARK: - Data path
+
+    /// Sends an own message (tagged with the installed view) and stores it for delivery and repair.
+    func transmitOwn(seq: UInt64, payload: [UInt8]) {
+        precondition(seq == transmittedSeq + 1, "own messages go out in seq order")
+        let item = DataItem(origin: me, viewID: viewID, seq: seq, payload: payload)
+        transmittedSeq = seq
+        outData.append(item)
+        streams[me.id]?.messages[seq] = item
+        streams[me.id]?.highestKnown = seq
+    }
+
+    private func receiveItem(_ item: DataItem) {
+        stats.messagesReceived += 1
+        let key = SeqKey(origin: item.origin.id, seq: item.seq)
+        if item.origin == me {
+            stats.messagesDuplicate += 1
+            repairPending.remove(key)
+            return
+        }
+        guard var stream = streams[item.origin.id], stream.member == item.origin else {
+            stats.messagesDiscarded += 1
+            return
+        }
+        if item.seq <= stream.delivered || stream.messages[item.seq] != nil {
+            stats.messagesDuplicate += 1
+            repairPending.remove(key)
+            return
+        }
+        guard item.seq <= stream.delivered + 2 * UInt64(config.windowSizeMax) else {
+            stats.messagesDiscarded += 1
+            return
+        }
+        repairPending.remove(key)
+        stream.messages[item.seq] = item
+        stream.highestKnown = max(stream.highestKnown, item.seq)
+        streams[item.origin.id] = stream
+    }
+
+    /// Delivers, in sender-ID order, every message next in its stream and tagged with a view
+    /// not after the installed one. Only as a member: frozen while flushing, blocked or joining.
+    func deliverReady() {
+        guard status == .member else { return }
+        for id in streams.keys.sorted() {
+            while let item = streams[id]?.messages[streams[id]!.delivered + 1], item.viewID <= viewID {
+                deliver(item)
+            }
+        }
+    }
+
+    func deliver(_ item: DataItem) {
+        precondition(streams[item.origin.id]?.delivered == item.seq - 1, "deliveries are in seq order")
+        streams[item.origin.id]?.delivered = item.seq
+        stats.messagesDelivered += 1
+        events.append(.delivered(Delivery(from: item.origin.id, seq: item.seq, payload: item.payload)))
+    }
+
+    private func updateStability() {
+        guard hasView else { return }
+        for id in streams.keys {
+            var stable = streams[id]!.delivered
+            for m in members where m != me {
+                stable = min(stable, reports[m.id]?[id] ?? 0)
+            }
+            guard stable > streams[id]!.stableFloor else { continue }
+            for seq in (streams[id]!.stableFloor + 1)...stable { streams[id]!.messages[seq] = nil }
+            streams[id]!.stableFloor = stable
+        }
+        let floor = streams[me.id]?.stableFloor ?? 0
+        if lastSentSeq - floor < UInt64(config.windowSizeMax / 2) { laggingReported.removeAll() }
+    }
+
+    private func reportLagging() {
+        guard let floor = streams[me.id]?.stableFloor else { return }
+        for m in members where m != me && (reports[m.id]?[me.id] ?? 0) <= floor {
+            guard laggingReported.insert(m.id).inserted else { continue }
+            events.append(.lagging(peer: m.id))
+        }
+    }
+
+    // MARK: - NACK and repair
+
+    private func scheduleNacks(now: NetTime) {
+        for id in streams.keys where id != me.id {
+            let stream = streams[id]!
+            guard stream.nackAt == nil, stream.contiguous < stream.highestKnown else { continue }
+            streams[id]!.nackAt = now.adding(nanoseconds: rng.next(upTo: config.nackDelayMaxNanoseconds))
+        }
+    }
+
+    private func fireNack(_ id: PeerID, now: NetTime) {
+        guard let stream = streams[id] else { return }
+        let scanEnd = min(stream.highestKnown, stream.delivered + 2 * UInt64(config.windowSizeMax))
+        var ranges: [ClosedRange<UInt64>] = []
+        var seq = stream.contiguous + 1
+        while seq <= scanEnd, ranges.count < Wire.nackRangesMax {
+            if stream.messages[seq] == nil {
+                var last = seq
+                while last < scanEnd, stream.messages[last + 1] == nil { last += 1 }
+                ranges.append(seq...last)
+                seq = last + 1
+            } else {
+                seq += 1
+            }
+        }
+        guard !ranges.isEmpty else {
+            streams[id]!.nackAt = nil
+            return
+        }
+        stats.nacksSent += 1
+        emit(.nack(origin: stream.member, ranges: ranges))
+        streams[id]!.nackAt = now.adding(nanoseconds: config.retransmitTimeoutNanoseconds)
+    }
+
+    private func handleNack(origin: Member, ranges: [ClosedRange<UInt64>], from sender: Member, now: NetTime) {
+        guard let stream = streams[origin.id], stream.member == origin else { return }
+        // Someone else asks for our gap too: their NACK serves us; wait a retransmit timeout.
+        if origin != me, let first = ranges.first, first.contains(stream.contiguous + 1) {
+            streams[origin.id]!.nackAt = now.adding(nanoseconds: config.retransmitTimeoutNanoseconds)
+        }
+        var budget = Wire.nackSpanMax
+        for range in ranges {
+            var seq = range.lowerBound
+            while seq <= range.upperBound, budget > 0, repairPending.count < Self.repairPendingMax {
+                if stream.messages[seq] != nil { repairPending.insert(SeqKey(origin: origin.id, seq: seq)) }
+                seq += 1
+                budget -= 1
+            }
+        }
+        guard !repairPending.isEmpty, repairAt == nil else { return }
+        let quarter = config.repairDelayMaxNanoseconds / 4
+        let delay = origin == me ? rng.next(upTo: quarter) : quarter + rng.next(upTo: config.repairDelayMaxNanoseconds)
+        repairAt = now.adding(nanoseconds: delay)
+    }
+
+    private func fireRepairs() {
+        repairAt = nil
+        for key in repairPending.sorted() {
+            guard let item = streams[key.origin]?.messages[key.seq] else { continue }
+            outRepairs.append(item)
+            stats.messagesRetransmitted += 1
+        }
+        repairPending.removeAll()
+    }
+
+    // MARK: - Heartbeats and membership
+
+    private func handleHeartbeat(
+        from sender: Member, viewID: UInt64, viewKey: UInt64, sentSeq: UInt64, delivered: [(PeerID, UInt64)], now: NetTime
+    ) {
+        peers[sender.id]?.viewID = viewID
+        peers[sender.id]?.viewKey = viewKey
+        guard hasView, members.contains(sender) else { return }
+        if viewID == self.viewID, viewKey == self.viewKey {
+            peers[sender.id]?.staleViewSince = nil
+            var report: [PeerID: UInt64] = [:]
+            for (peer, seq) in delivered { report[peer] = seq }
+            reports[sender.id] = report
+            if let s = streams[sender.id] { streams[sender.id]!.highestKnown = max(s.highestKnown, sentSeq) }
+        } else if viewID < self.viewID, peers[sender.id]?.staleViewSince == nil {
+            peers[sender.id]?.staleViewSince = now
+        }
+    }
+
+    /// Whether `m` (a member of the installed view) still counts as alive.
+    func isAlive(_ m: Member, now: NetTime) -> Bool {
+        if m == me { return true }
+        guard !forcedOut.contains(m), let info = peers[m.id], info.incarnation == m.incarnation, !info.left else {
+            return false
+        }
+        if let since = info.staleViewSince, now.nanoseconds(since: since) > config.flushTimeoutNanoseconds { return false }
+        return now.nanoseconds(since: info.lastHeard) <= config.suspectTimeoutNanoseconds
+    }
+
+    /// Heard recently, in this room, not leaving.
+    func isFresh(_ info: PeerInfo, now: NetTime) -> Bool {
+        !info.left && now.nanoseconds(since: info.lastHeard) <= config.suspectTimeoutNanoseconds
+    }
+
+    // MARK: - Invariants
+
+    func checkInvariants() {
+        precondition(transmittedSeq < nextSeq, "transmitted seqs were assigned")
+        precondition(UInt64(pendingSends.count) == nextSeq - 1 - transmittedSeq, "every assigned, untransmitted seq is pending")
+        precondition(!hasView || members.contains(me), "an installed view contains this peer")
+        precondition(members.count <= Wire.membersMax, "view too large")
+        precondition(!hasView || streams.count == members.count, "one stream per member")
+        for stream in streams.values {
+            precondition(stream.delivered >= stream.stableFloor, "stable messages were delivered here")
+            precondition(stream.messages.count <= 4 * config.windowSizeMax + 4, "stream buffer bounded")
+        }
+        precondition(outData.count <= 2 * config.windowSizeMax + Wire.itemsPerDatagramMax, "send queue bounded")
+        precondition(repairPending.count <= Self.repairPendingMax, "repair set bounded")
+        precondition(peers.count <= Self.peersMax, "peer table bounded")
+    }
+}

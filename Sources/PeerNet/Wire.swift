@@ -1,0 +1,409 @@
+import Crypto
+
+/// The PeerNet wire format, version 1. All integers big-endian.
+///
+/// ```
+/// envelope (stable across versions, 38 bytes):
+///   magic "EG" (2) | version u16 | flags u8 (bit 0: HMAC trailer) | kind u8
+///   | room u64 (FNV-1a of the room name) | sender u64 | incarnation u64 | packet number u64
+/// body (by kind, version 1):
+///   1 heartbeat: status u8 | view id u64 | view key u64 | sent seq u64 | n u8 | n × (peer u64, delivered u64)
+///   2 data:      n u8 | n × (origin u64 | origin incarnation u64 | view id u64 | seq u64 | length u16 | payload)
+///   3 nack:      origin u64 | origin incarnation u64 | n u8 | n × (first u64, last u64)
+///   4 propose:   ballot u32 | base view id u64 | base key u64 | n u8 | n × (peer u64, incarnation u64)
+///   5 ack:       ballot u32 | coordinator u64 | acker's view id u64 | view key u64 | own seq u64
+///                | n u8 | n × (peer u64, contiguous seq held u64)
+///   6 cut:       ballot u32 | base view id u64 | base key u64 | new view id u64
+///                | n u8 | n × (peer u64, incarnation u64, cut seq u64, flags u8: 1 in base, 2 in new view)
+///   7 ready:     ballot u32 | coordinator u64
+///   8 install:   ballot u32 | coordinator u64 | new view id u64
+///   9 leave:     sent seq u64
+/// trailer: CRC32 (4 bytes) over everything before it, or (flag bit 0) the first 16 bytes of
+///   HMAC-SHA256 over everything before it, keyed by SHA-256("eggs-peernet-v1" + passphrase).
+/// ```
+/// A datagram is at most `datagramBytesMax` (1200) bytes; lists are capped (`Wire.*Max`).
+enum Wire {
+    static let magic: (UInt8, UInt8) = (0x45, 0x47)
+    static let version: UInt16 = 1
+    static let headerBytes = 38
+    static let crcBytes = 4
+    static let macBytes = 16
+    static let trailerBytesMax = 16
+    static let dataPrefixBytes = 1
+    static let dataItemHeaderBytes = 34
+    /// Members of a view; also the cap of every per-member list on the wire.
+    static let membersMax = 32
+    /// Entries of a cut vector (old members plus joiners).
+    static let cutEntriesMax = 40
+    static let itemsPerDatagramMax = 64
+    static let nackRangesMax = 16
+    /// Seqs a single NACK range may cover when repairing (limits the work one datagram asks for).
+    static let nackSpanMax: UInt64 = 256
+}
+
+enum FrameKind: UInt8 {
+    case heartbeat = 1, data, nack, propose, ack, cut, ready, install, leave
+}
+
+struct Envelope: Hashable {
+    var version: UInt16
+    var kind: UInt8
+    var room: UInt64
+    var sender: PeerID
+    var incarnation: UInt64
+    var packetNumber: UInt64
+}
+
+/// A member of a view: a peer in one of its incarnations.
+struct Member: Hashable, Comparable {
+    var id: PeerID
+    var incarnation: UInt64
+
+    static func < (lhs: Member, rhs: Member) -> Bool {
+        (lhs.id, lhs.incarnation) < (rhs.id, rhs.incarnation)
+    }
+}
+
+/// A view change attempt: larger attempt wins, then larger coordinator ID.
+struct Ballot: Hashable, Comparable {
+    var attempt: UInt32
+    var coordinator: PeerID
+
+    static func < (lhs: Ballot, rhs: Ballot) -> Bool {
+        (lhs.attempt, lhs.coordinator) < (rhs.attempt, rhs.coordinator)
+    }
+}
+
+struct DataItem: Hashable {
+    var origin: Member
+    var viewID: UInt64
+    var seq: UInt64
+    var payload: [UInt8]
+
+    var encodedBytes: Int { Wire.dataItemHeaderBytes + payload.count }
+}
+
+struct CutEntry: Hashable {
+    var member: Member
+    var cut: UInt64
+    var inBase: Bool
+    var inNew: Bool
+}
+
+enum Frame: Hashable {
+    case heartbeat(status: UInt8, viewID: UInt64, viewKey: UInt64, sentSeq: UInt64, delivered: [(PeerID, UInt64)])
+    case data([DataItem])
+    case nack(origin: Member, ranges: [ClosedRange<UInt64>])
+    case propose(attempt: UInt32, baseID: UInt64, baseKey: UInt64, members: [Member])
+    case ack(Ballot, viewID: UInt64, viewKey: UInt64, ownSeq: UInt64, holdings: [(PeerID, UInt64)])
+    case cut(attempt: UInt32, baseID: UInt64, baseKey: UInt64, newViewID: UInt64, entries: [CutEntry])
+    case ready(Ballot)
+    case install(Ballot, newViewID: UInt64)
+    case leave(sentSeq: UInt64)
+
+    static func == (lhs: Frame, rhs: Frame) -> Bool { Wire.encodeBody(lhs) == Wire.encodeBody(rhs) }
+    func hash(into hasher: inout Hasher) { hasher.combine(Wire.encodeBody(self)) }
+
+    var kind: FrameKind {
+        switch self {
+        case .heartbeat: .heartbeat
+        case .data: .data
+        case .nack: .nack
+        case .propose: .propose
+        case .ack: .ack
+        case .cut: .cut
+        case .ready: .ready
+        case .install: .install
+        case .leave: .leave
+        }
+    }
+}
+
+/// Bounds-checked reading: every read returns `nil` on underrun, never traps.
+struct ByteCursor {
+    private let bytes: [UInt8]
+    private(set) var offset: Int
+    private let end: Int
+
+    init(_ bytes: [UInt8], offset: Int = 0, end: Int? = nil) {
+        self.bytes = bytes
+        self.offset = offset
+        self.end = min(end ?? bytes.count, bytes.count)
+    }
+
+    var remaining: Int { end - offset }
+
+    mutating func u8() -> UInt8? {
+        guard remaining >= 1 else { return nil }
+        defer { offset += 1 }
+        return bytes[offset]
+    }
+
+    mutating func u16() -> UInt16? {
+        guard let hi = u8(), let lo = u8() else { return nil }
+        return UInt16(hi) << 8 | UInt16(lo)
+    }
+
+    mutating func u32() -> UInt32? {
+        guard let hi = u16(), let lo = u16() else { return nil }
+        return UInt32(hi) << 16 | UInt32(lo)
+    }
+
+    mutating func u64() -> UInt64? {
+        guard let hi = u32(), let lo = u32() else { return nil }
+        return UInt64(hi) << 32 | UInt64(lo)
+    }
+
+    mutating func bytes(_ count: Int) -> [UInt8]? {
+        guard count >= 0, remaining >= count else { return nil }
+        defer { offset += count }
+        return Array(bytes[offset..<offset + count])
+    }
+
+    /// A list length, `nil` when above `max`.
+    mutating func count(max: Int) -> Int? {
+        guard let n = u8(), Int(n) <= max else { return nil }
+        return Int(n)
+    }
+}
+
+struct ByteWriter {
+    var bytes: [UInt8] = []
+
+    init(capacity: Int = 64) { bytes.reserveCapacity(capacity) }
+
+    mutating func u8(_ v: UInt8) { bytes.append(v) }
+    mutating func u16(_ v: UInt16) { u8(UInt8(v >> 8)); u8(UInt8(truncatingIfNeeded: v)) }
+    mutating func u32(_ v: UInt32) { u16(UInt16(v >> 16)); u16(UInt16(truncatingIfNeeded: v)) }
+    mutating func u64(_ v: UInt64) { u32(UInt32(v >> 32)); u32(UInt32(truncatingIfNeeded: v)) }
+    mutating func count(_ n: Int) { precondition(n <= 255, "list too long for the wire"); u8(UInt8(n)) }
+}
+
+/// How the trailer is produced and checked.
+struct Authenticator {
+    let key: SymmetricKey?
+
+    init(passphrase: String?) {
+        if let passphrase {
+            let digest = SHA256.hash(data: Array("eggs-peernet-v1".utf8) + Array(passphrase.utf8))
+            key = SymmetricKey(data: Array(digest))
+        } else {
+            key = nil
+        }
+    }
+
+    var flags: UInt8 { key == nil ? 0 : 1 }
+
+    func trailer(for bytes: ArraySlice<UInt8>) -> [UInt8] {
+        if let key {
+            let mac = HMAC<SHA256>.authenticationCode(for: bytes, using: key)
+            return Array(Array(mac).prefix(Wire.macBytes))
+        }
+        let crc = CRC32.checksum(bytes)
+        return [UInt8(crc >> 24), UInt8(truncatingIfNeeded: crc >> 16), UInt8(truncatingIfNeeded: crc >> 8), UInt8(truncatingIfNeeded: crc)]
+    }
+}
+
+enum DropReason: Hashable {
+    case truncated, oversized, malformed, badChecksum, unauthenticated, foreignRoom
+    case wrongVersion(sender: PeerID, version: UInt16)
+}
+
+enum DecodeOutcome {
+    case frame(Envelope, Frame)
+    case drop(DropReason)
+}
+
+extension Wire {
+    static func encode(_ frame: Frame, envelope: Envelope, auth: Authenticator) -> [UInt8] {
+        var w = ByteWriter(capacity: 128)
+        w.u8(magic.0)
+        w.u8(magic.1)
+        w.u16(envelope.version)
+        w.u8(auth.flags)
+        w.u8(frame.kind.rawValue)
+        w.u64(envelope.room)
+        w.u64(envelope.sender.raw)
+        w.u64(envelope.incarnation)
+        w.u64(envelope.packetNumber)
+        w.bytes += encodeBody(frame)
+        w.bytes += auth.trailer(for: w.bytes[...])
+        return w.bytes
+    }
+
+    static func encodeBody(_ frame: Frame) -> [UInt8] {
+        var w = ByteWriter(capacity: 64)
+        switch frame {
+        case let .heartbeat(status, viewID, viewKey, sentSeq, delivered):
+            w.u8(status); w.u64(viewID); w.u64(viewKey); w.u64(sentSeq)
+            w.count(delivered.count)
+            for (peer, seq) in delivered { w.u64(peer.raw); w.u64(seq) }
+        case let .data(items):
+            w.count(items.count)
+            for item in items {
+                w.u64(item.origin.id.raw); w.u64(item.origin.incarnation); w.u64(item.viewID); w.u64(item.seq)
+                w.u16(UInt16(item.payload.count)); w.bytes += item.payload
+            }
+        case let .nack(origin, ranges):
+            w.u64(origin.id.raw); w.u64(origin.incarnation)
+            w.count(ranges.count)
+            for r in ranges { w.u64(r.lowerBound); w.u64(r.upperBound) }
+        case let .propose(attempt, baseID, baseKey, members):
+            w.u32(attempt); w.u64(baseID); w.u64(baseKey)
+            w.count(members.count)
+            for m in members { w.u64(m.id.raw); w.u64(m.incarnation) }
+        case let .ack(ballot, viewID, viewKey, ownSeq, holdings):
+            w.u32(ballot.attempt); w.u64(ballot.coordinator.raw); w.u64(viewID); w.u64(viewKey); w.u64(ownSeq)
+            w.count(holdings.count)
+            for (peer, seq) in holdings { w.u64(peer.raw); w.u64(seq) }
+        case let .cut(attempt, baseID, baseKey, newViewID, entries):
+            w.u32(attempt); w.u64(baseID); w.u64(baseKey); w.u64(newViewID)
+            w.count(entries.count)
+            for e in entries {
+                w.u64(e.member.id.raw); w.u64(e.member.incarnation); w.u64(e.cut)
+                w.u8((e.inBase ? 1 : 0) | (e.inNew ? 2 : 0))
+            }
+        case let .ready(ballot):
+            w.u32(ballot.attempt); w.u64(ballot.coordinator.raw)
+        case let .install(ballot, newViewID):
+            w.u32(ballot.attempt); w.u64(ballot.coordinator.raw); w.u64(newViewID)
+        case let .leave(sentSeq):
+            w.u64(sentSeq)
+        }
+        return w.bytes
+    }
+
+    /// Checks size, magic, trailer, version and room, then parses the body.
+    /// Never traps: any defect yields `.drop(reason)`.
+    static func decode(_ bytes: [UInt8], room: UInt64, auth: Authenticator, datagramBytesMax: Int) -> DecodeOutcome {
+        guard bytes.count <= datagramBytesMax else { return .drop(.oversized) }
+        guard bytes.count >= headerBytes + crcBytes else { return .drop(.truncated) }
+        guard bytes[0] == magic.0, bytes[1] == magic.1 else { return .drop(.malformed) }
+        let authenticated = bytes[4] & 1 == 1
+        guard authenticated == (auth.key != nil) else { return .drop(.unauthenticated) }
+        let trailerBytes = authenticated ? macBytes : crcBytes
+        guard bytes.count >= headerBytes + trailerBytes else { return .drop(.truncated) }
+        let bodyEnd = bytes.count - trailerBytes
+        let expected = auth.trailer(for: bytes[..<bodyEnd])
+        guard constantTimeEqual(expected, bytes[bodyEnd...]) else {
+            return .drop(authenticated ? .unauthenticated : .badChecksum)
+        }
+        var c = ByteCursor(bytes, offset: 2, end: bodyEnd)
+        guard let version = c.u16(), let _ = c.u8(), let kindRaw = c.u8(), let roomHash = c.u64(),
+              let sender = c.u64(), let incarnation = c.u64(), let packetNumber = c.u64()
+        else { return .drop(.truncated) }
+        guard roomHash == room else { return .drop(.foreignRoom) }
+        guard version == Wire.version else { return .drop(.wrongVersion(sender: PeerID(sender), version: version)) }
+        guard let kind = FrameKind(rawValue: kindRaw), let frame = decodeBody(kind, &c), c.remaining == 0 else {
+            return .drop(.malformed)
+        }
+        let envelope = Envelope(
+            version: version, kind: kindRaw, room: roomHash, sender: PeerID(sender),
+            incarnation: incarnation, packetNumber: packetNumber)
+        return .frame(envelope, frame)
+    }
+
+    private static func constantTimeEqual(_ a: [UInt8], _ b: ArraySlice<UInt8>) -> Bool {
+        guard a.count == b.count else { return false }
+        var diff: UInt8 = 0
+        for (x, y) in zip(a, b) { diff |= x ^ y }
+        return diff == 0
+    }
+
+    private static func decodeBody(_ kind: FrameKind, _ c: inout ByteCursor) -> Frame? {
+        switch kind {
+        case .heartbeat:
+            guard let status = c.u8(), let viewID = c.u64(), let viewKey = c.u64(), let sentSeq = c.u64(),
+                  let pairs = decodePairs(&c) else { return nil }
+            return .heartbeat(status: status, viewID: viewID, viewKey: viewKey, sentSeq: sentSeq, delivered: pairs)
+        case .data:
+            guard let n = c.count(max: itemsPerDatagramMax), n > 0 else { return nil }
+            var items: [DataItem] = []
+            for _ in 0..<n {
+                guard let origin = c.u64(), let inc = c.u64(), let viewID = c.u64(), let seq = c.u64(), seq > 0,
+                      let length = c.u16(), let payload = c.bytes(Int(length)) else { return nil }
+                items.append(DataItem(origin: Member(id: PeerID(origin), incarnation: inc), viewID: viewID, seq: seq, payload: payload))
+            }
+            return .data(items)
+        case .nack:
+            guard let origin = c.u64(), let inc = c.u64(), let n = c.count(max: nackRangesMax) else { return nil }
+            var ranges: [ClosedRange<UInt64>] = []
+            for _ in 0..<n {
+                guard let first = c.u64(), let last = c.u64(), first >= 1, first <= last else { return nil }
+                ranges.append(first...last)
+            }
+            return .nack(origin: Member(id: PeerID(origin), incarnation: inc), ranges: ranges)
+        case .propose:
+            guard let attempt = c.u32(), let baseID = c.u64(), let baseKey = c.u64(),
+                  let members = decodeMembers(&c), !members.isEmpty else { return nil }
+            return .propose(attempt: attempt, baseID: baseID, baseKey: baseKey, members: members)
+        case .ack:
+            guard let attempt = c.u32(), let coordinator = c.u64(), let viewID = c.u64(), let viewKey = c.u64(),
+                  let ownSeq = c.u64(), let pairs = decodePairs(&c) else { return nil }
+            return .ack(Ballot(attempt: attempt, coordinator: PeerID(coordinator)), viewID: viewID, viewKey: viewKey, ownSeq: ownSeq, holdings: pairs)
+        case .cut:
+            guard let attempt = c.u32(), let baseID = c.u64(), let baseKey = c.u64(), let newViewID = c.u64(),
+                  let n = c.count(max: cutEntriesMax) else { return nil }
+            var entries: [CutEntry] = []
+            for _ in 0..<n {
+                guard let id = c.u64(), let inc = c.u64(), let cut = c.u64(), let flags = c.u8(), flags & ~3 == 0 else { return nil }
+                entries.append(CutEntry(member: Member(id: PeerID(id), incarnation: inc), cut: cut, inBase: flags & 1 != 0, inNew: flags & 2 != 0))
+            }
+            guard entries.contains(where: \.inNew), entries.filter(\.inNew).count <= membersMax else { return nil }
+            return .cut(attempt: attempt, baseID: baseID, baseKey: baseKey, newViewID: newViewID, entries: entries)
+        case .ready:
+            guard let attempt = c.u32(), let coordinator = c.u64() else { return nil }
+            return .ready(Ballot(attempt: attempt, coordinator: PeerID(coordinator)))
+        case .install:
+            guard let attempt = c.u32(), let coordinator = c.u64(), let newViewID = c.u64() else { return nil }
+            return .install(Ballot(attempt: attempt, coordinator: PeerID(coordinator)), newViewID: newViewID)
+        case .leave:
+            guard let sentSeq = c.u64() else { return nil }
+            return .leave(sentSeq: sentSeq)
+        }
+    }
+
+    private static func decodePairs(_ c: inout ByteCursor) -> [(PeerID, UInt64)]? {
+        guard let n = c.count(max: membersMax) else { return nil }
+        var pairs: [(PeerID, UInt64)] = []
+        for _ in 0..<n {
+            guard let peer = c.u64(), let seq = c.u64() else { return nil }
+            pairs.append((PeerID(peer), seq))
+        }
+        return pairs
+    }
+
+    private static func decodeMembers(_ c: inout ByteCursor) -> [Member]? {
+        guard let n = c.count(max: membersMax) else { return nil }
+        var members: [Member] = []
+        for _ in 0..<n {
+            guard let peer = c.u64(), let inc = c.u64() else { return nil }
+            members.append(Member(id: PeerID(peer), incarnation: inc))
+        }
+        return members
+    }
+}
+
+/// CRC-32 (IEEE 802.3, reflected, polynomial 0xEDB88320).
+enum CRC32 {
+    static let table: [UInt32] = (0..<256).map { n -> UInt32 in
+        var c = UInt32(n)
+        for _ in 0..<8 { c = c & 1 != 0 ? 0xEDB8_8320 ^ (c >> 1) : c >> 1 }
+        return c
+    }
+
+    static func checksum(_ bytes: some Sequence<UInt8>) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for b in bytes { crc = table[Int((crc ^ UInt32(b)) & 0xFF)] ^ (crc >> 8) }
+        return crc ^ 0xFFFF_FFFF
+    }
+}
+
+/// FNV-1a 64-bit, for the room hash and view keys.
+enum FNV1a {
+    static func hash(_ bytes: some Sequence<UInt8>, seed: UInt64 = 0xCBF2_9CE4_8422_2325) -> UInt64 {
+        var h = seed
+        for b in bytes { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01B3 }
+        return h
+    }
+}
