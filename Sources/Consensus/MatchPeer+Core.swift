@@ -93,6 +93,8 @@ public struct MatchPeer: Sendable {
             stats.delivered += 1
             if isSynced {
                 deliver(delivery)
+            } else if case .snapshot(let snapshot)? = MatchMessage.decode(delivery.payload), snapshot.view == view?.id {
+                adopt(snapshot)
             } else if buffered.count < 1 << 16 {
                 buffered.append(delivery)
             } else {
@@ -339,7 +341,10 @@ public struct MatchPeer: Sendable {
         }
         if let m = match, m.game == game {
             guard m.mirrored, match!.mirrors[from] != nil else {
-                if !m.players.contains(from) { stats.ignoredMessages += 1 }
+                guard m.players.contains(from) else { stats.ignoredMessages += 1; return }
+                // Not mirrored (joined mid-game): count spawns only, to vote far enough ahead.
+                let spawns = items.filter { $0 == .input(.spawn) }.count
+                match!.spawnedBase[from, default: 0] += spawns
                 return
             }
             guard match!.mirrors[from]!.queue.count + items.count <= Mirror.queueMax else {

@@ -27,9 +27,8 @@ struct EggRounds {
 
     var frontier: UInt32 { UInt32(decided.count) }
 
-    /// Rounds `0..<frontier` are decided (with `frontierDecided` values known only when
-    /// `knowsValuesBelow` ≤ them: a joiner starts from a snapshot frontier and never learns
-    /// the values before it).
+    /// Values are known from this round on (a joiner starts at a snapshot's frontier and never
+    /// learns the values before it).
     private(set) var knownFrom: UInt32 = 0
 
     init(game: UInt32, members: [PeerID], frontier: UInt32 = 0) {
@@ -73,7 +72,8 @@ struct EggRounds {
         pending[sender, default: []].append(contentsOf: values[skip...])
         next[sender] = UInt32(end)
         let decidedCount = decide()
-        return (.accepted(count: values.count - skip, duplicates: skip), frontierRange(decidedCount))
+        let range = frontierRange(decidedCount)
+        return (.accepted(count: values.count - skip, duplicates: skip), range)
     }
 
     /// Installs a new member set. Departed members are no longer required; new ones start at the
@@ -97,7 +97,8 @@ struct EggRounds {
         }
         next = nextNew
         pending = pendingNew
-        return frontierRange(decide())
+        let decidedCount = decide()
+        return frontierRange(decidedCount)
     }
 
     /// Decides every round all members have voted for; returns how many were decided.

@@ -51,7 +51,7 @@ struct CodecTests {
             for cut in 0..<bytes.count { #expect(MatchMessage.decode(Array(bytes.prefix(cut))) == nil) }
             #expect(MatchMessage.decode(bytes + [0]) == nil)
         }
-        var rng = SplitMix64(seed: 42)
+        var rng = EggGame.SplitMix64(seed: 42)
         for _ in 0..<20_000 {
             let count = Int(rng.next() % 40)
             let bytes = (0..<count).map { _ in UInt8(truncatingIfNeeded: rng.next()) }

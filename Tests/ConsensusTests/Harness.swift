@@ -8,7 +8,7 @@ import Testing
 /// first delivers the same set of old-view messages (a crashed sender's stream is cut at one
 /// random prefix for everyone). Deterministic from its seed.
 final class VSHarness {
-    var rng: SplitMix64
+    var rng: EggGame.SplitMix64
     var peers: [PeerID: MatchPeer] = [:]
     var bots: [PeerID: BotPlayer] = [:]
     var viewID: UInt64 = 0
@@ -16,12 +16,14 @@ final class VSHarness {
     /// In-flight messages of the current view: queue[receiver][sender].
     var queues: [PeerID: [PeerID: [[UInt8]]]] = [:]
     var seqs: [PeerID: UInt64] = [:]
+    /// Messages of the current view delivered so far: deliveredInView[receiver][sender].
+    var deliveredInView: [PeerID: [PeerID: Int]] = [:]
     var now = NetTime.zero
     var events: [PeerID: [MatchEvent]] = [:]
     /// Messages to duplicate at the application layer (a sender repeating itself), probability.
     var duplicateProbability = 0.0
 
-    init(seed: UInt64) { rng = SplitMix64(seed: seed) }
+    init(seed: UInt64) { rng = EggGame.SplitMix64(seed: seed) }
 
     func chance(_ p: Double) -> Bool { Double(rng.next() >> 11) / Double(1 << 53) < p }
     func pick(_ n: Int) -> Int { Int(rng.next() % UInt64(n)) }
@@ -39,9 +41,15 @@ final class VSHarness {
     func installView(members newMembers: [PeerID], joining: [PeerID] = [], crashed: Set<PeerID> = []) {
         // Cut crashed senders' streams at a common random prefix.
         for sender in crashed {
-            let pendingCounts = members.compactMap { queues[$0]?[sender]?.count }
-            let keep = pendingCounts.isEmpty ? 0 : pick((pendingCounts.min() ?? 0) + 1)
-            for receiver in members { if let q = queues[receiver]?[sender] { queues[receiver]![sender] = Array(q.prefix(keep)) } }
+            let survivors = members.filter { newMembers.contains($0) }
+            let done = survivors.map { deliveredInView[$0]?[sender] ?? 0 }
+            let sent = survivors.map { (deliveredInView[$0]?[sender] ?? 0) + (queues[$0]?[sender]?.count ?? 0) }
+            let low = done.max() ?? 0, high = sent.min() ?? 0
+            let cut = low + pick(max(0, high - low) + 1)
+            for receiver in survivors {
+                let keep = cut - (deliveredInView[receiver]?[sender] ?? 0)
+                queues[receiver]![sender] = Array((queues[receiver]![sender] ?? []).prefix(keep))
+            }
         }
         let survivors = members.filter { newMembers.contains($0) }
         deliverAll(to: survivors)
@@ -53,6 +61,7 @@ final class VSHarness {
         let view = MembershipView(id: viewID, members: members, joined: members.filter { !old.contains($0) },
                                   departed: old.filter { !newMembers.contains($0) })
         queues = [:]
+        deliveredInView = [:]
         for id in members { queues[id] = [:] }
         for id in members { handle(id, .viewChanged(view)) }
     }
@@ -64,7 +73,9 @@ final class VSHarness {
 
     func drainOutputs(_ id: PeerID) {
         while let payload = peers[id]!.pollSend() {
-            let copies = chance(duplicateProbability) ? 2 : 1
+            // PeerNet never duplicates; a sender repeating its own votes is what is injected here.
+            let isVote = [2, 3, 6].contains(payload.first ?? 0)
+            let copies = isVote && chance(duplicateProbability) ? 2 : 1
             for _ in 0..<copies {
                 for receiver in members { queues[receiver]![id, default: []].append(payload) }
             }
@@ -79,8 +90,8 @@ final class VSHarness {
         guard !candidates.isEmpty else { return false }
         let (receiver, sender) = candidates[pick(candidates.count)]
         let payload = queues[receiver]![sender]!.removeFirst()
-        seqs[sender, default: 0] += 1
-        handle(receiver, .delivered(Delivery(from: sender, seq: seqs[sender]!, payload: payload)))
+        deliveredInView[receiver, default: [:]][sender, default: 0] += 1
+        handle(receiver, .delivered(Delivery(from: sender, seq: 0, payload: payload)))
         return true
     }
 
@@ -90,6 +101,7 @@ final class VSHarness {
             guard !candidates.isEmpty else { return }
             let (receiver, sender) = candidates[pick(candidates.count)]
             let payload = queues[receiver]![sender]!.removeFirst()
+            deliveredInView[receiver, default: [:]][sender, default: 0] += 1
             handle(receiver, .delivered(Delivery(from: sender, seq: 0, payload: payload)))
         }
     }
