@@ -38,6 +38,8 @@ public struct MatchPeer: Sendable {
     public internal(set) var stats = MatchStats()
     /// Every decided egg value of every game this peer saw decided, in order (for replay output).
     public internal(set) var decisionsLog: [(game: UInt32, round: Int, value: UInt64)] = []
+    /// The last checkpoint verified per player (pairs, hash).
+    public internal(set) var lastCheckpoints: [PeerID: (pairs: UInt32, hash: UInt64)] = [:]
     /// Whether to keep ``decisionsLog`` (replay does; a long-running peer need not).
     public var keepsDecisions = false
 

@@ -170,6 +170,7 @@ extension MatchPeer {
         let mirrorHash = grid.stableHash
         if UInt32(grid.pairsSpawned) == pairs && mirrorHash == hash {
             stats.checkpointsVerified += 1
+            lastCheckpoints[player] = (pairs, hash)
             emit(.checkpointVerified(player: player, game: game, pairs: pairs))
         } else {
             stats.desyncs += 1

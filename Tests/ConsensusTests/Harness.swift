@@ -66,7 +66,15 @@ final class VSHarness {
         for id in members { handle(id, .viewChanged(view)) }
     }
 
+    /// Message logs of the peers listed in `logged`.
+    var logged: Set<PeerID> = []
+    var logs: [PeerID: [String]] = [:]
+
     func handle(_ id: PeerID, _ event: PeerNetEvent) {
+        if logged.contains(id) {
+            if logs[id] == nil { logs[id] = [MessageLog.header(peer: id, room: "eggs")] }
+            if let line = MessageLog.line(for: event, atMicroseconds: Int64(now.nanoseconds / 1_000)) { logs[id]!.append(line) }
+        }
         peers[id]!.handle(event, now: now)
         drainOutputs(id)
     }

@@ -74,20 +74,22 @@ struct MatchTests {
 
     @Test("voting under random interleavings, duplicates, crashes (incl. the highest ID) and joins: every peer decides the same values")
     func votingFaults() {
-        for seed in UInt64(1)...120 {
+        var snapshotsAdopted = 0, crashes = 0, gamesOver = 0
+        for seed in UInt64(1)...100 {
             let h = VSHarness(seed: seed)
             h.duplicateProbability = 0.05
             let count = 2 + Int(seed % 5)
-            var ids = startRoom(h, count: count, settings: MatchSettings(speed: 9, colors: 4, gamesPerMatch: 1), level: .insane)
+            var ids = startRoom(h, count: count, settings: MatchSettings(speed: 9, colors: 4, gamesPerMatch: 3), level: .easy)
             var nextID: UInt64 = 100
-            for step in 0..<1_500 {
+            for step in 0..<1_200 {
                 h.tick(deliveries: Int(h.pick(count * count * 2 + 1)))
-                guard step % 150 == 149 else { continue }
+                guard step % 120 == 119 else { continue }
                 switch h.pick(3) {
                 case 0 where ids.count > 2:
                     // Crash: the highest ID half of the time.
                     let victim = h.pick(2) == 0 ? ids.max()! : ids[h.pick(ids.count)]
                     ids.removeAll { $0 == victim }
+                    crashes += 1
                     h.installView(members: ids, crashed: [victim])
                 case 1 where ids.count < 8:
                     nextID += 1
@@ -103,6 +105,10 @@ struct MatchTests {
                 }
             }
             h.deliverAll(to: ids)
+            for events in h.events.values {
+                snapshotsAdopted += events.filter { $0 == .synced(fromSnapshot: true) }.count
+                gamesOver += events.filter { if case .gameOver = $0 { true } else { false } }.count
+            }
             #expect(h.checkDecisionsAgree() == nil, "seed \(seed)")
             #expect(desyncs(h).count == 0, "seed \(seed): \(desyncs(h).count) desyncs, first \(desyncs(h).prefix(2))")
             // Liveness: with nothing in flight, every round anyone voted for is decided.
@@ -113,5 +119,7 @@ struct MatchTests {
                 #expect(Int(frontier) > spawned, "seed \(seed): \(id.hex) frontier \(frontier) spawned \(spawned)")
             }
         }
+        // The swarm must actually exercise joins, crashes and finished games.
+        #expect(snapshotsAdopted > 20 && crashes > 20 && gamesOver > 50, "\(snapshotsAdopted) \(crashes) \(gamesOver)")
     }
 }
