@@ -264,16 +264,13 @@ public final class SimNetwork {
     /// Processes everything due at the next point in time, jumping the clock to it.
     /// - Returns: `false` when nothing at all is scheduled.
     @discardableResult
-    public func step() -> Bool {
+    public func step() -> Bool { step(notAfter: nil) }
+
+    /// `step()`, unless the next point in time is after `deadline` (then nothing happens).
+    private func step(notAfter deadline: NetTime?) -> Bool {
         flushOutputs()
-        var next = inFlight.peek?.readyAt
-        func consider(_ t: NetTime?) { if let t, next == nil || t < next! { next = t } }
-        for node in nodes {
-            consider(node.core?.pollTimeout())
-            consider(node.app?.pollTimeout())
-        }
-        if faultsEnabled { consider(nextFaultAt) }
-        guard let t = next else { return false }
+        guard let t = nextTime() else { return false }
+        if let deadline, t > deadline { return false }
         now = max(now, t)
         if faultsEnabled, now >= nextFaultAt {
             drawFaults()
@@ -304,9 +301,7 @@ public final class SimNetwork {
     /// Steps until the clock passes `deadline` (or nothing is scheduled).
     public func run(until deadline: NetTime) {
         while now < deadline {
-            flushOutputs()
-            guard let t = nextTime(), t <= deadline else { now = deadline; return }
-            step()
+            guard step(notAfter: deadline) else { now = deadline; return }
         }
     }
 

@@ -363,7 +363,7 @@ public final class ReliableMulticast {
             stats.datagramsAccepted += 1
             guard !isLeft else { return }
             dispatch(frame, from: Member(id: envelope.sender, incarnation: envelope.incarnation), now: now)
-            afterInput(now: now)
+            afterInput(now: now, membershipMayChange: frame.kind != .data)
         }
     }
 
@@ -465,13 +465,13 @@ public final class ReliableMulticast {
     }
 
     /// After every input: deliver, schedule NACKs, free stable messages, reconsider membership.
-    private func afterInput(now: NetTime) {
+    private func afterInput(now: NetTime, membershipMayChange: Bool = true) {
         guard !isLeft else { return }
         deliverReady()
-        updateStability()
+        if membershipMayChange { updateStability() }
         scheduleNacks(now: now)
         checkReady()
-        evaluateMembership(now: now)
+        if membershipMayChange { evaluateMembership(now: now) }
     }
 
     // MARK: - Encoding and emitting
@@ -524,23 +524,25 @@ public final class ReliableMulticast {
             repairPending.remove(key)
             return
         }
-        guard var stream = streams[item.origin.id], stream.member == item.origin else {
+        let id = item.origin.id
+        guard streams[id]?.member == item.origin else {
             stats.messagesDiscarded += 1
             return
         }
-        if item.seq <= stream.delivered || stream.messages[item.seq] != nil {
+        let delivered = streams[id]!.delivered
+        if item.seq <= delivered || streams[id]!.messages[item.seq] != nil {
             stats.messagesDuplicate += 1
             repairPending.remove(key)
             return
         }
-        guard item.seq <= stream.delivered + 2 * UInt64(config.windowSizeMax) else {
+        guard item.seq <= delivered + 2 * UInt64(config.windowSizeMax) else {
             stats.messagesDiscarded += 1
             return
         }
         repairPending.remove(key)
-        stream.messages[item.seq] = item
-        stream.highestKnown = max(stream.highestKnown, item.seq)
-        streams[item.origin.id] = stream
+        // In place, with no copy of the stream alive: a copy would duplicate its message buffer.
+        streams[id]!.messages[item.seq] = item
+        streams[id]!.highestKnown = max(streams[id]!.highestKnown, item.seq)
     }
 
     /// Delivers, in sender-ID order, every message next in its stream and tagged with a view

@@ -180,7 +180,7 @@ struct ByteWriter {
 }
 
 /// How the trailer is produced and checked.
-struct Authenticator {
+struct Authenticator: @unchecked Sendable {  // immutable after init
     let key: SymmetricKey?
 
     init(passphrase: String?) {
