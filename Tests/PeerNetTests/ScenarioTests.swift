@@ -180,6 +180,7 @@ struct ScenarioTests {
         }
         #expect(sent == 8)
         #expect(error == .windowFull)
+        network.run(forNanoseconds: 300 * ms)
         let lagging = network.node(Self.id(1)).log.contains { $0.event == .lagging(peer: Self.id(2)) }
         #expect(lagging)
         #expect(throws: PeerNetError.payloadTooLarge) {

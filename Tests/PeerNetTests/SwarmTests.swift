@@ -28,9 +28,11 @@ struct SwarmTests {
         return failures.map { "\(options)\n  \($0)" }
     }
 
-    @Test("swarm: 2-8 peers, up to 30 % loss, duplication, reordering: every message delivered to every member exactly once, in order")
-    func reliabilitySwarm() {
-        for seed in UInt64(1)...200 {
+    /// 240 seeds in 4 chunks (the chunks run in parallel).
+    @Test("swarm: 2-8 peers, up to 30 % loss, duplication, reordering: every message delivered to every member exactly once, in order",
+          arguments: 0..<4)
+    func reliabilitySwarm(chunk: Int) {
+        for seed in UInt64(1 + 60 * chunk)...UInt64(60 + 60 * chunk) {
             let failures = Self.runReliability(seed: seed)
             #expect(failures.isEmpty, "reproduce with SwarmTests.runReliability(seed: \(seed)):\n\(failures.prefix(5).joined(separator: "\n"))")
             if !failures.isEmpty { break }
@@ -51,9 +53,11 @@ struct SwarmTests {
         return failures.map { "\(options)\n  \($0)" }
     }
 
-    @Test("swarm: partitions, crashes and restarts under loss: view synchrony holds and the group converges once faults stop")
-    func faultSwarm() {
-        for seed in UInt64(1)...40 {
+    /// 40 seeds in 2 chunks.
+    @Test("swarm: partitions, crashes and restarts under loss: view synchrony holds and the group converges once faults stop",
+          arguments: 0..<2)
+    func faultSwarm(chunk: Int) {
+        for seed in UInt64(1 + 20 * chunk)...UInt64(20 + 20 * chunk) {
             let failures = Self.runFaults(seed: seed)
             #expect(failures.isEmpty, "reproduce with SwarmTests.runFaults(seed: \(seed)):\n\(failures.prefix(5).joined(separator: "\n"))")
             if !failures.isEmpty { break }
