@@ -29,8 +29,18 @@ extension ReliableMulticast {
 
     // MARK: - Member side
 
+    /// A peer names (id, key) as its view: if that is the view our ready cut would install,
+    /// its install happened (the message was lost or overtaken): install it too.
+    func installIfProven(viewID provenID: UInt64, viewKey provenKey: UInt64) {
+        guard let p = participation, p.ready, let cut = p.cut, cut.newViewID == provenID else { return }
+        let newMembers = cut.entries.filter(\.inNew).map(\.member).sorted()
+        guard Self.viewKey(id: provenID, members: newMembers, ballot: p.ballot) == provenKey else { return }
+        install(p)
+    }
+
     private func handlePropose(_ ballot: Ballot, baseID: UInt64, baseKey: UInt64, proposed: [Member], now: NetTime) {
         highestAttemptSeen = max(highestAttemptSeen, ballot.attempt)
+        installIfProven(viewID: baseID, viewKey: baseKey)
         guard proposed.contains(me), !isLeft else { return }
         let continuing = hasView && viewID == baseID && viewKey == baseKey
         if !continuing {
@@ -299,9 +309,14 @@ extension ReliableMulticast {
         guard !isLeft else { return }
         guard hasView else { return evaluateBootstrap(now: now) }
         let alive = members.filter { isAlive($0, now: now) }
-        let primary = Self.isPrimary(alive: alive, of: members)
+        // Primary if a majority of the view is reachable: live members plus members that are
+        // behind (in an older view, e.g. they missed an install); those cannot belong to a
+        // competing newer view. Behind members are excluded by this change and readmitted
+        // as joiners by the next one.
+        let reachable = members.filter { isReachable($0, now: now) }
+        let primary = Self.isPrimary(alive: reachable, of: members)
         if participation == nil { blocked = !primary }
-        // A dominating group is around: wait for its coordinator to admit us.
+        // A working group in a dominating view is around: wait for it to admit us.
         let mine = (viewID, viewKey)
         if peers.values.contains(where: { isFreshPrimary($0, now: now) && Self.dominates(($0.viewID, $0.viewKey), mine) }) { return }
         if let c = coordinating {

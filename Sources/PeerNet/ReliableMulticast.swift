@@ -668,6 +668,7 @@ public final class ReliableMulticast {
     ) {
         peers[sender.id]?.viewID = viewID
         peers[sender.id]?.viewKey = viewKey
+        installIfProven(viewID: viewID, viewKey: viewKey)
         guard hasView, members.contains(sender) else { return }
         if viewID == self.viewID, viewKey == self.viewKey {
             peers[sender.id]?.staleViewSince = nil
@@ -690,6 +691,15 @@ public final class ReliableMulticast {
         // It moved on to a view we are not in: it is no longer part of our group.
         if Self.dominates((info.viewID, info.viewKey), (viewID, viewKey)) { return false }
         return now.nanoseconds(since: info.lastHeard) <= config.suspectTimeoutNanoseconds
+    }
+
+    /// A member of the installed view that is heard and not in a view dominating ours.
+    func isReachable(_ m: Member, now: NetTime) -> Bool {
+        if m == me { return true }
+        guard !forcedOut.contains(m), let info = peers[m.id], info.incarnation == m.incarnation, isFresh(info, now: now) else {
+            return false
+        }
+        return !Self.dominates((info.viewID, info.viewKey), (viewID, viewKey))
     }
 
     /// Heard recently and reporting a working (member or flushing) group.
