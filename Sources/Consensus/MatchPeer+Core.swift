@@ -143,6 +143,9 @@ public struct MatchPeer: Sendable {
                 syncedMembers = Set(newView.members)
                 emit(.synced(fromSnapshot: false))
                 send(.hello(Hello(name: config.name, role: config.role)))
+                if let vote = myStart[matchRound] {
+                    send(.startProposal(match: matchRound, settings: vote.settings, wantsToPlay: vote.wantsToPlay))
+                }
                 applyView(newView, reset: false)
             }
             return
