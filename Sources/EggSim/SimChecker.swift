@@ -6,7 +6,9 @@ import PeerNet
 /// 1. Per life and sender: seqs strictly increase and have no gap, except across a view
 ///    change in which the sender or the life itself joined or departed.
 /// 2. Per life: view ids strictly increase.
-/// 3. Agreement: every life that installed view id N installed the same `MembershipView`.
+/// 3. Agreement: every life that installed view id N with the same members saw the same
+///    joined/departed lists. (View ids alone are not unique across lineages: a group founded
+///    afresh after its members all restarted counts from low ids again.)
 /// 4. View synchrony: every life that installed W right after V delivered the same set of
 ///    messages while in V.
 public enum SimChecker {
@@ -24,7 +26,7 @@ public enum SimChecker {
     /// Every violation found, as readable lines (empty when all holds).
     public static func violations(_ network: SimNetwork) -> [String] {
         var problems: [String] = []
-        var viewsByID: [UInt64: (MembershipView, LifeKey)] = [:]
+        var viewsByID: [String: (MembershipView, LifeKey)] = [:]
         var transitions: [String: (Set<MessageID>, LifeKey)] = [:]
         for node in network.nodes {
             var lives: [UInt64: [SimRecord]] = [:]
@@ -39,7 +41,7 @@ public enum SimChecker {
 
     private static func checkLife(
         _ life: LifeKey, _ records: [SimRecord], _ problems: inout [String],
-        _ viewsByID: inout [UInt64: (MembershipView, LifeKey)], _ transitions: inout [String: (Set<MessageID>, LifeKey)]
+        _ viewsByID: inout [String: (MembershipView, LifeKey)], _ transitions: inout [String: (Set<MessageID>, LifeKey)]
     ) {
         var last: [PeerID: UInt64] = [:]
         var current: MembershipView?
@@ -68,10 +70,11 @@ public enum SimChecker {
                         transitions[key] = (inView, life)
                     }
                 }
-                if let (other, otherLife) = viewsByID[v.id], other != v {
-                    problems.append("views disagree on id \(v.id): \(life.peer) has \(v), \(otherLife.peer) has \(other)")
+                let identity = "\(v.id):\(v.members)"
+                if let (other, otherLife) = viewsByID[identity], other != v {
+                    problems.append("views disagree on \(identity): \(life.peer) has \(v), \(otherLife.peer) has \(other)")
                 } else {
-                    viewsByID[v.id] = (v, life)
+                    viewsByID[identity] = (v, life)
                 }
                 for p in v.joined + v.departed { last[p] = nil }
                 if v.joined.contains(life.peer) { last = [:] }

@@ -135,21 +135,40 @@ public final class SimNode {
     /// Every event of every incarnation, in order.
     public private(set) var log: [SimRecord] = []
     public var isUp: Bool { core != nil }
+    /// Cached `min(core.pollTimeout(), app.pollTimeout())`, refreshed after every input to this node.
+    fileprivate var cachedTimeout: NetTime?
+    fileprivate var cacheValid = false
+
+    /// The earliest timer of the core and the app (cached between inputs).
+    fileprivate var nextTimeout: NetTime? {
+        if !cacheValid {
+            cacheValid = true
+            let a = core?.pollTimeout()
+            let b = app?.pollTimeout()
+            cachedTimeout = [a, b].compactMap { $0 }.min()
+        }
+        return cachedTimeout
+    }
+
+    fileprivate func invalidate() { cacheValid = false }
 
     init(peerID: PeerID) { self.peerID = peerID }
 
     fileprivate func boot(config: PeerNetConfig, app: SimApplication?, now: NetTime) {
+        cacheValid = false
         incarnation = config.incarnation
         core = ReliableMulticast(config: config, now: now)
         self.app = app
     }
 
     fileprivate func crash() {
+        cacheValid = false
         core = nil
         app = nil
     }
 
     fileprivate func drainEvents(now: NetTime) {
+        cacheValid = false
         guard let core else { return }
         while let event = core.pollEvent() {
             log.append(SimRecord(time: now, peer: peerID, incarnation: incarnation, event: event))
@@ -264,16 +283,13 @@ public final class SimNetwork {
     /// Processes everything due at the next point in time, jumping the clock to it.
     /// - Returns: `false` when nothing at all is scheduled.
     @discardableResult
-    public func step() -> Bool {
+    public func step() -> Bool { step(notAfter: nil) }
+
+    /// `step()`, unless the next point in time is after `deadline` (then nothing happens).
+    private func step(notAfter deadline: NetTime?) -> Bool {
         flushOutputs()
-        var next = inFlight.peek?.readyAt
-        func consider(_ t: NetTime?) { if let t, next == nil || t < next! { next = t } }
-        for node in nodes {
-            consider(node.core?.pollTimeout())
-            consider(node.app?.pollTimeout())
-        }
-        if faultsEnabled { consider(nextFaultAt) }
-        guard let t = next else { return false }
+        guard let t = nextTime() else { return false }
+        if let deadline, t > deadline { return false }
         now = max(now, t)
         if faultsEnabled, now >= nextFaultAt {
             drawFaults()
@@ -288,6 +304,7 @@ public final class SimNetwork {
             node.drainEvents(now: now)
         }
         for node in nodes {
+            guard let due = node.nextTimeout, due <= now else { continue }
             if let core = node.core, let t = core.pollTimeout(), t <= now {
                 core.handleTimeout(now: now)
                 node.drainEvents(now: now)
@@ -304,9 +321,7 @@ public final class SimNetwork {
     /// Steps until the clock passes `deadline` (or nothing is scheduled).
     public func run(until deadline: NetTime) {
         while now < deadline {
-            flushOutputs()
-            guard let t = nextTime(), t <= deadline else { now = deadline; return }
-            step()
+            guard step(notAfter: deadline) else { now = deadline; return }
         }
     }
 
@@ -315,10 +330,7 @@ public final class SimNetwork {
     private func nextTime() -> NetTime? {
         var next = inFlight.peek?.readyAt
         func consider(_ t: NetTime?) { if let t, next == nil || t < next! { next = t } }
-        for node in nodes {
-            consider(node.core?.pollTimeout())
-            consider(node.app?.pollTimeout())
-        }
+        for node in nodes { consider(node.nextTimeout) }
         if faultsEnabled { consider(nextFaultAt) }
         return next
     }

@@ -29,14 +29,25 @@ extension ReliableMulticast {
 
     // MARK: - Member side
 
+    /// A peer names (id, key) as its view: if that is the view our ready cut would install,
+    /// its install happened (the message was lost or overtaken): install it too.
+    func installIfProven(viewID provenID: UInt64, viewKey provenKey: UInt64) {
+        guard let p = participation, p.ready, let cut = p.cut, cut.newViewID == provenID else { return }
+        let newMembers = cut.entries.filter(\.inNew).map(\.member).sorted()
+        guard Self.viewKey(id: provenID, members: newMembers, ballot: p.ballot) == provenKey else { return }
+        install(p)
+    }
+
     private func handlePropose(_ ballot: Ballot, baseID: UInt64, baseKey: UInt64, proposed: [Member], now: NetTime) {
         highestAttemptSeen = max(highestAttemptSeen, ballot.attempt)
+        installIfProven(viewID: baseID, viewKey: baseKey)
         guard proposed.contains(me), !isLeft else { return }
         let continuing = hasView && viewID == baseID && viewKey == baseKey
         if !continuing {
             // Join only a group whose view dominates ours (or found one when we have none).
+            // (A blocked peer joins any working group that admits it.)
             let mine = hasView ? (viewID, viewKey) : (0, 0)
-            guard !hasView || Self.dominates((baseID, baseKey), mine) else { return }
+            guard !hasView || blocked || Self.dominates((baseID, baseKey), mine) else { return }
         }
         if let p = participation {
             let sameBase = p.baseID == baseID && p.baseKey == baseKey
@@ -157,7 +168,7 @@ extension ReliableMulticast {
             id: cut.newViewID, members: newMembers.map(\.id),
             joined: Array(newIDs.subtracting(baseIDs)), departed: Array(baseIDs.subtracting(newIDs)))
         events.append(.viewChanged(view))
-        while let pending = pendingSends.popFirst() { transmitOwn(seq: pending.seq, payload: pending.payload) }
+        transmitPending()
         deliverReady()
     }
 
@@ -178,9 +189,17 @@ extension ReliableMulticast {
     ) {
         guard var c = coordinating, c.ballot == ballot, c.members.contains(sender), c.cut == nil else { return }
         let continuing = c.baseID != 0 && ackerViewID == c.baseID && ackerViewKey == c.baseKey
+        if c.baseMembers.contains(sender), !continuing {
+            // A member of our view that is not in it any more (it missed a view): exclude it
+            // now and restart; it rejoins as a joiner by the next view change.
+            forcedOut.insert(sender)
+            coordinating = nil
+            if participation?.ballot == ballot { participation = nil }
+            return
+        }
         var held: [PeerID: UInt64] = [:]
         for (peer, seq) in holdings { held[peer] = seq }
-        c.acks[sender.id] = AckInfo(continuing: continuing, ownSeq: ownSeq, holdings: held)
+        c.acks[sender.id] = AckInfo(continuing: continuing, viewID: ackerViewID, ownSeq: ownSeq, holdings: held)
         coordinating = c
         guard c.members.allSatisfy({ c.acks[$0.id] != nil }) else { return }
         let cut = computeCut(c)
@@ -203,7 +222,10 @@ extension ReliableMulticast {
             entries.append(CutEntry(member: m, cut: c.acks[m.id]!.ownSeq, inBase: false, inNew: true))
         }
         precondition(entries.count <= Wire.cutEntriesMax, "cut too large for one datagram")
-        return CutInfo(newViewID: c.baseID + 1, entries: entries)
+        // View ids only grow for every member, joiners included (a blocked joiner may come
+        // from a view numbered higher than the group it joins).
+        let newViewID = max(c.baseID, c.acks.values.map(\.viewID).max() ?? 0) + 1
+        return CutInfo(newViewID: newViewID, entries: entries)
     }
 
     private func handleReady(_ ballot: Ballot, from sender: Member, now: NetTime) {
@@ -276,9 +298,6 @@ extension ReliableMulticast {
             // The coordinator went silent: exclude it; the next-lowest member takes over.
             if let coordinator = p.members.first(where: { $0.id == p.ballot.coordinator }) { forcedOut.insert(coordinator) }
             participation = nil
-            if hasView, status == .member {
-                while let pending = pendingSends.popFirst() { transmitOwn(seq: pending.seq, payload: pending.payload) }
-            }
         }
     }
 
@@ -290,11 +309,16 @@ extension ReliableMulticast {
         guard !isLeft else { return }
         guard hasView else { return evaluateBootstrap(now: now) }
         let alive = members.filter { isAlive($0, now: now) }
-        let primary = Self.isPrimary(alive: alive, of: members)
+        // Primary if a majority of the view is reachable: live members plus members that are
+        // behind (in an older view, e.g. they missed an install); those cannot belong to a
+        // competing newer view. Behind members are excluded by this change and readmitted
+        // as joiners by the next one.
+        let reachable = members.filter { isReachable($0, now: now) }
+        let primary = Self.isPrimary(alive: reachable, of: members)
         if participation == nil { blocked = !primary }
-        // A dominating group is around: wait for its coordinator to admit us.
+        // A working group in a dominating view is around: wait for it to admit us.
         let mine = (viewID, viewKey)
-        if peers.values.contains(where: { isFresh($0, now: now) && Self.dominates(($0.viewID, $0.viewKey), mine) }) { return }
+        if peers.values.contains(where: { isFreshPrimary($0, now: now) && Self.dominates(($0.viewID, $0.viewKey), mine) }) { return }
         if let c = coordinating {
             let stillGood = c.members.allSatisfy { m in
                 c.baseMembers.contains(m) ? isAlive(m, now: now) : (peers[m.id].map { isFresh($0, now: now) && $0.incarnation == m.incarnation } ?? false)
@@ -306,7 +330,9 @@ extension ReliableMulticast {
            p.ballot.coordinator != me.id { return }
         let joiners = joinerCandidates(now: now, aliveCount: alive.count)
         guard alive.count != members.count || !joiners.isEmpty else { return }
-        guard primary, (alive + joiners).min()?.id == me.id else { return }
+        // The coordinator is the lowest-ID live member of the installed view (never a joiner:
+        // joiners wait to be admitted by the group they join).
+        guard primary, alive.min()?.id == me.id else { return }
         startProposal(members: alive + joiners, now: now)
     }
 
@@ -323,7 +349,7 @@ extension ReliableMulticast {
         var result: [Member] = []
         for (id, info) in peers.sorted(by: { $0.key < $1.key }) {
             guard isFresh(info, now: now), !members.contains(where: { $0.id == id }) else { continue }
-            guard info.viewID == 0 || Self.dominates(mine, (info.viewID, info.viewKey)) else { continue }
+            guard info.viewID == 0 || info.status == 3 || Self.dominates(mine, (info.viewID, info.viewKey)) else { continue }
             guard aliveCount + result.count < Wire.membersMax, members.count + result.count < Wire.cutEntriesMax else { break }
             result.append(Member(id: id, incarnation: info.incarnation))
         }
@@ -334,8 +360,13 @@ extension ReliableMulticast {
     private func evaluateBootstrap(now: NetTime) {
         guard now >= discoveryAt, coordinating == nil else { return }
         if let p = participation, now.nanoseconds(since: p.lastProgress) < 2 * config.flushTimeoutNanoseconds { return }
-        let fresh = peers.filter { isFresh($0.value, now: now) && !forcedOut.contains(Member(id: $0.key, incarnation: $0.value.incarnation)) }
-        guard !fresh.values.contains(where: { $0.viewID != 0 }) else { return }
+        // Wait while a working group is around (it admits us). Blocked peers do not count: when
+        // the majority of their last view crashed, fresh peers found a new group and admit them.
+        guard !peers.values.contains(where: { isFreshPrimary($0, now: now) }) else { return }
+        let fresh = peers.filter {
+            isFresh($0.value, now: now) && $0.value.viewID == 0
+                && !forcedOut.contains(Member(id: $0.key, incarnation: $0.value.incarnation))
+        }
         guard fresh.keys.allSatisfy({ $0 > me.id }) else { return }
         let others = fresh.sorted(by: { $0.key < $1.key }).prefix(Wire.membersMax - 1)
         startProposal(members: [me] + others.map { Member(id: $0.key, incarnation: $0.value.incarnation) }, now: now)

@@ -102,6 +102,8 @@ public final class ReliableMulticast {
         var lastHeard: NetTime
         var viewID: UInt64 = 0
         var viewKey: UInt64 = 0
+        /// Heartbeat status code: 0 joining, 1 member, 2 flushing, 3 blocked.
+        var status: UInt8 = 0
         var left = false
         var packetHighest: UInt64 = 0
         var packetBitmap: UInt64 = 0
@@ -146,6 +148,7 @@ public final class ReliableMulticast {
 
     struct AckInfo {
         var continuing: Bool
+        var viewID: UInt64
         var ownSeq: UInt64
         var holdings: [PeerID: UInt64]
     }
@@ -276,11 +279,10 @@ public final class ReliableMulticast {
         let seq = nextSeq
         nextSeq += 1
         stats.messagesSent += 1
+        pendingSends.append((seq, payload))
         if status == .member {
-            transmitOwn(seq: seq, payload: payload)
+            transmitPending()
             deliverReady()
-        } else {
-            pendingSends.append((seq, payload))
         }
         return seq
     }
@@ -363,7 +365,7 @@ public final class ReliableMulticast {
             stats.datagramsAccepted += 1
             guard !isLeft else { return }
             dispatch(frame, from: Member(id: envelope.sender, incarnation: envelope.incarnation), now: now)
-            afterInput(now: now)
+            afterInput(now: now, membershipMayChange: frame.kind != .data)
         }
     }
 
@@ -450,7 +452,8 @@ public final class ReliableMulticast {
 
     private func dispatch(_ frame: Frame, from sender: Member, now: NetTime) {
         switch frame {
-        case let .heartbeat(_, viewID, viewKey, sentSeq, delivered):
+        case let .heartbeat(status, viewID, viewKey, sentSeq, delivered):
+            peers[sender.id]?.status = status
             handleHeartbeat(from: sender, viewID: viewID, viewKey: viewKey, sentSeq: sentSeq, delivered: delivered, now: now)
         case let .data(items):
             for item in items { receiveItem(item) }
@@ -465,13 +468,14 @@ public final class ReliableMulticast {
     }
 
     /// After every input: deliver, schedule NACKs, free stable messages, reconsider membership.
-    private func afterInput(now: NetTime) {
+    private func afterInput(now: NetTime, membershipMayChange: Bool = true) {
         guard !isLeft else { return }
+        transmitPending()
         deliverReady()
-        updateStability()
+        if membershipMayChange { updateStability() }
         scheduleNacks(now: now)
         checkReady()
-        evaluateMembership(now: now)
+        if membershipMayChange { evaluateMembership(now: now) }
     }
 
     // MARK: - Encoding and emitting
@@ -507,6 +511,12 @@ public final class ReliableMulticast {
     // MARK: - Data path
 
     /// Sends an own message (tagged with the installed view) and stores it for delivery and repair.
+    /// Sends every queued own message; only as a member of an installed, primary view.
+    func transmitPending() {
+        guard status == .member else { return }
+        while let pending = pendingSends.popFirst() { transmitOwn(seq: pending.seq, payload: pending.payload) }
+    }
+
     func transmitOwn(seq: UInt64, payload: [UInt8]) {
         precondition(seq == transmittedSeq + 1, "own messages go out in seq order")
         let item = DataItem(origin: me, viewID: viewID, seq: seq, payload: payload)
@@ -524,23 +534,25 @@ public final class ReliableMulticast {
             repairPending.remove(key)
             return
         }
-        guard var stream = streams[item.origin.id], stream.member == item.origin else {
+        let id = item.origin.id
+        guard streams[id]?.member == item.origin else {
             stats.messagesDiscarded += 1
             return
         }
-        if item.seq <= stream.delivered || stream.messages[item.seq] != nil {
+        let delivered = streams[id]!.delivered
+        if item.seq <= delivered || streams[id]!.messages[item.seq] != nil {
             stats.messagesDuplicate += 1
             repairPending.remove(key)
             return
         }
-        guard item.seq <= stream.delivered + 2 * UInt64(config.windowSizeMax) else {
+        guard item.seq <= delivered + 2 * UInt64(config.windowSizeMax) else {
             stats.messagesDiscarded += 1
             return
         }
         repairPending.remove(key)
-        stream.messages[item.seq] = item
-        stream.highestKnown = max(stream.highestKnown, item.seq)
-        streams[item.origin.id] = stream
+        // In place, with no copy of the stream alive: a copy would duplicate its message buffer.
+        streams[id]!.messages[item.seq] = item
+        streams[id]!.highestKnown = max(streams[id]!.highestKnown, item.seq)
     }
 
     /// Delivers, in sender-ID order, every message next in its stream and tagged with a view
@@ -656,6 +668,7 @@ public final class ReliableMulticast {
     ) {
         peers[sender.id]?.viewID = viewID
         peers[sender.id]?.viewKey = viewKey
+        installIfProven(viewID: viewID, viewKey: viewKey)
         guard hasView, members.contains(sender) else { return }
         if viewID == self.viewID, viewKey == self.viewKey {
             peers[sender.id]?.staleViewSince = nil
@@ -663,7 +676,7 @@ public final class ReliableMulticast {
             for (peer, seq) in delivered { report[peer] = seq }
             reports[sender.id] = report
             if let s = streams[sender.id] { streams[sender.id]!.highestKnown = max(s.highestKnown, sentSeq) }
-        } else if viewID < self.viewID, peers[sender.id]?.staleViewSince == nil {
+        } else if !Self.dominates((viewID, viewKey), (self.viewID, self.viewKey)), peers[sender.id]?.staleViewSince == nil {
             peers[sender.id]?.staleViewSince = now
         }
     }
@@ -675,7 +688,23 @@ public final class ReliableMulticast {
             return false
         }
         if let since = info.staleViewSince, now.nanoseconds(since: since) > config.flushTimeoutNanoseconds { return false }
+        // It moved on to a view we are not in: it is no longer part of our group.
+        if Self.dominates((info.viewID, info.viewKey), (viewID, viewKey)) { return false }
         return now.nanoseconds(since: info.lastHeard) <= config.suspectTimeoutNanoseconds
+    }
+
+    /// A member of the installed view that is heard and not in a view dominating ours.
+    func isReachable(_ m: Member, now: NetTime) -> Bool {
+        if m == me { return true }
+        guard !forcedOut.contains(m), let info = peers[m.id], info.incarnation == m.incarnation, isFresh(info, now: now) else {
+            return false
+        }
+        return !Self.dominates((info.viewID, info.viewKey), (viewID, viewKey))
+    }
+
+    /// Heard recently and reporting a working (member or flushing) group.
+    func isFreshPrimary(_ info: PeerInfo, now: NetTime) -> Bool {
+        isFresh(info, now: now) && info.viewID != 0 && (info.status == 1 || info.status == 2)
     }
 
     /// Heard recently, in this room, not leaving.

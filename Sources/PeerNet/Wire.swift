@@ -180,7 +180,7 @@ struct ByteWriter {
 }
 
 /// How the trailer is produced and checked.
-struct Authenticator {
+struct Authenticator: @unchecked Sendable {  // immutable after init
     let key: SymmetricKey?
 
     init(passphrase: String?) {
@@ -392,11 +392,17 @@ enum CRC32 {
         return c
     }
 
-    static func checksum(_ bytes: some Sequence<UInt8>) -> UInt32 {
+    static func checksum(_ bytes: ArraySlice<UInt8>) -> UInt32 {
         var crc: UInt32 = 0xFFFF_FFFF
-        for b in bytes { crc = table[Int((crc ^ UInt32(b)) & 0xFF)] ^ (crc >> 8) }
+        table.withUnsafeBufferPointer { t in
+            bytes.withUnsafeBufferPointer { b in
+                for byte in b { crc = t[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
+            }
+        }
         return crc ^ 0xFFFF_FFFF
     }
+
+    static func checksum(_ bytes: [UInt8]) -> UInt32 { checksum(bytes[...]) }
 }
 
 /// FNV-1a 64-bit, for the room hash and view keys.

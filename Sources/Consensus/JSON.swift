@@ -1,0 +1,236 @@
+/// A small, deterministic JSON value with a writer and a strict parser, used for the message log.
+///
+/// Objects keep their keys in insertion order so a written line is byte-for-byte reproducible.
+/// Numbers are integers only (the log never needs fractions; 64-bit values travel as hex strings).
+public enum JSONValue: Hashable, Sendable {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case string(String)
+    case array([JSONValue])
+    case object([(String, JSONValue)])
+
+    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): return true
+        case (.bool(let a), .bool(let b)): return a == b
+        case (.int(let a), .int(let b)): return a == b
+        case (.string(let a), .string(let b)): return a == b
+        case (.array(let a), .array(let b)): return a == b
+        case (.object(let a), .object(let b)):
+            return a.count == b.count && zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+        default: return false
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(serialized) }
+
+    /// The value of `key` in an object, `nil` otherwise.
+    public subscript(key: String) -> JSONValue? {
+        guard case .object(let pairs) = self else { return nil }
+        return pairs.first { $0.0 == key }?.1
+    }
+
+    public var stringValue: String? { if case .string(let s) = self { s } else { nil } }
+    public var intValue: Int64? { if case .int(let n) = self { n } else { nil } }
+    public var boolValue: Bool? { if case .bool(let b) = self { b } else { nil } }
+    public var arrayValue: [JSONValue]? { if case .array(let a) = self { a } else { nil } }
+
+    /// One line of compact JSON (no spaces, keys in insertion order).
+    public var serialized: String {
+        var out = ""
+        write(to: &out)
+        return out
+    }
+
+    private func write(to out: inout String) {
+        switch self {
+        case .null: out += "null"
+        case .bool(let b): out += b ? "true" : "false"
+        case .int(let n): out += String(n)
+        case .string(let s): JSONValue.writeString(s, to: &out)
+        case .array(let items):
+            out += "["
+            for (index, item) in items.enumerated() {
+                if index > 0 { out += "," }
+                item.write(to: &out)
+            }
+            out += "]"
+        case .object(let pairs):
+            out += "{"
+            for (index, (key, value)) in pairs.enumerated() {
+                if index > 0 { out += "," }
+                JSONValue.writeString(key, to: &out)
+                out += ":"
+                value.write(to: &out)
+            }
+            out += "}"
+        }
+    }
+
+    private static func writeString(_ s: String, to out: inout String) {
+        out += "\""
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 {
+                    let hex = String(scalar.value, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        out += "\""
+    }
+
+    /// Parses one JSON document; `nil` on any syntax error or trailing garbage.
+    public static func parse(_ text: String) -> JSONValue? {
+        var parser = JSONParser(Array(text.utf8))
+        guard let value = parser.value(depth: 0) else { return nil }
+        parser.skipSpace()
+        return parser.isAtEnd ? value : nil
+    }
+}
+
+private struct JSONParser {
+    let bytes: [UInt8]
+    var offset = 0
+    static let depthMax = 32
+
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    var isAtEnd: Bool { offset >= bytes.count }
+
+    mutating func skipSpace() {
+        while offset < bytes.count, [0x20, 0x09, 0x0a, 0x0d].contains(bytes[offset]) { offset += 1 }
+    }
+
+    mutating func literal(_ word: String) -> Bool {
+        let utf8 = Array(word.utf8)
+        guard bytes.count - offset >= utf8.count, Array(bytes[offset..<offset + utf8.count]) == utf8 else {
+            return false
+        }
+        offset += utf8.count
+        return true
+    }
+
+    mutating func value(depth: Int) -> JSONValue? {
+        guard depth < JSONParser.depthMax else { return nil }
+        skipSpace()
+        guard offset < bytes.count else { return nil }
+        switch bytes[offset] {
+        case UInt8(ascii: "n"): return literal("null") ? .null : nil
+        case UInt8(ascii: "t"): return literal("true") ? .bool(true) : nil
+        case UInt8(ascii: "f"): return literal("false") ? .bool(false) : nil
+        case UInt8(ascii: "\""): return string().map { .string($0) }
+        case UInt8(ascii: "["): return array(depth: depth)
+        case UInt8(ascii: "{"): return object(depth: depth)
+        default: return number()
+        }
+    }
+
+    mutating func number() -> JSONValue? {
+        let start = offset
+        if offset < bytes.count, bytes[offset] == UInt8(ascii: "-") { offset += 1 }
+        while offset < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[offset]) { offset += 1 }
+        guard offset > start else { return nil }
+        return Int64(String(decoding: bytes[start..<offset], as: UTF8.self)).map { .int($0) }
+    }
+
+    mutating func string() -> String? {
+        offset += 1  // opening quote
+        var scalars = String.UnicodeScalarView()
+        var raw: [UInt8] = []
+        func flush() -> Bool {
+            guard !raw.isEmpty else { return true }
+            guard let s = String(validating: raw, as: UTF8.self) else { return false }
+            scalars.append(contentsOf: s.unicodeScalars)
+            raw.removeAll()
+            return true
+        }
+        while offset < bytes.count {
+            let byte = bytes[offset]
+            offset += 1
+            if byte == UInt8(ascii: "\"") { return flush() ? String(scalars) : nil }
+            if byte < 0x20 { return nil }
+            guard byte == UInt8(ascii: "\\") else { raw.append(byte); continue }
+            guard flush(), offset < bytes.count else { return nil }
+            let escape = bytes[offset]
+            offset += 1
+            switch escape {
+            case UInt8(ascii: "\""): scalars.append("\"")
+            case UInt8(ascii: "\\"): scalars.append("\\")
+            case UInt8(ascii: "/"): scalars.append("/")
+            case UInt8(ascii: "n"): scalars.append("\n")
+            case UInt8(ascii: "r"): scalars.append("\r")
+            case UInt8(ascii: "t"): scalars.append("\t")
+            case UInt8(ascii: "b"): scalars.append("\u{08}")
+            case UInt8(ascii: "f"): scalars.append("\u{0c}")
+            case UInt8(ascii: "u"):
+                guard bytes.count - offset >= 4,
+                      let code = UInt32(String(decoding: bytes[offset..<offset + 4], as: UTF8.self), radix: 16), let scalar = Unicode.Scalar(code) else { return nil }
+                offset += 4
+                scalars.append(scalar)
+            default: return nil
+            }
+        }
+        return nil
+    }
+
+    mutating func array(depth: Int) -> JSONValue? {
+        offset += 1
+        var items: [JSONValue] = []
+        skipSpace()
+        if offset < bytes.count, bytes[offset] == UInt8(ascii: "]") { offset += 1; return .array(items) }
+        while true {
+            guard let item = value(depth: depth + 1) else { return nil }
+            items.append(item)
+            skipSpace()
+            guard offset < bytes.count else { return nil }
+            let byte = bytes[offset]
+            offset += 1
+            if byte == UInt8(ascii: "]") { return .array(items) }
+            if byte != UInt8(ascii: ",") { return nil }
+        }
+    }
+
+    mutating func object(depth: Int) -> JSONValue? {
+        offset += 1
+        var pairs: [(String, JSONValue)] = []
+        skipSpace()
+        if offset < bytes.count, bytes[offset] == UInt8(ascii: "}") { offset += 1; return .object(pairs) }
+        while true {
+            skipSpace()
+            guard offset < bytes.count, bytes[offset] == UInt8(ascii: "\""), let key = string() else { return nil }
+            skipSpace()
+            guard offset < bytes.count, bytes[offset] == UInt8(ascii: ":") else { return nil }
+            offset += 1
+            guard let item = value(depth: depth + 1) else { return nil }
+            pairs.append((key, item))
+            skipSpace()
+            guard offset < bytes.count else { return nil }
+            let byte = bytes[offset]
+            offset += 1
+            if byte == UInt8(ascii: "}") { return .object(pairs) }
+            if byte != UInt8(ascii: ",") { return nil }
+        }
+    }
+}
+
+/// 16 lowercase hex digits of a 64-bit value.
+func hex16(_ value: UInt64) -> String {
+    let digits = String(value, radix: 16)
+    return String(repeating: "0", count: 16 - digits.count) + digits
+}
+
+/// Parses exactly 16 hex digits.
+func parseHex16(_ text: String?) -> UInt64? {
+    guard let text, text.utf8.count == 16 else { return nil }
+    return UInt64(text, radix: 16)
+}

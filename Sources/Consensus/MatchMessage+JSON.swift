@@ -1,0 +1,169 @@
+import EggGame
+import PeerNet
+
+extension MatchMessage {
+    /// The message as one JSON object with a `"type"` field (the log's `"msg"`).
+    /// 64-bit values (votes, hashes, peer IDs) are 16 lowercase hex digits.
+    public var json: JSONValue {
+        switch self {
+        case .hello(let h):
+            return .object([("type", .string("hello")), ("name", .string(h.name)), ("role", .string(h.role.jsonName)),
+                            ("protocol", .int(Int64(h.protocolVersion))), ("rules", .string(h.rules))])
+        case .votes(let game, let first, let values):
+            return .object([("type", .string("votes")), ("game", .int(Int64(game))), ("first", .int(Int64(first))),
+                            ("values", .array(values.map { .string(hex16($0)) }))])
+        case .startProposal(let match, let s, let play):
+            return .object([("type", .string("start")), ("match", .int(Int64(match))), ("speed", .int(Int64(s.speed))),
+                            ("colors", .int(Int64(s.colors))), ("games", .int(Int64(s.gamesPerMatch))),
+                            ("play", .bool(play))])
+        case .inputs(let game, let items):
+            return .object([("type", .string("inputs")), ("game", .int(Int64(game))),
+                            ("inputs", .array(items.map { .string(Self.jsonName($0)) }))])
+        case .checkpoint(let game, let pairs, let hash):
+            return .object([("type", .string("checkpoint")), ("game", .int(Int64(game))),
+                            ("pairs", .int(Int64(pairs))), ("hash", .string(hex16(hash)))])
+        case .gameOverVote(let game, let winner):
+            return .object([("type", .string("gameOver")), ("game", .int(Int64(game))),
+                            ("winner", winner.map { .string($0.hex) } ?? .null)])
+        case .snapshot(let s):
+            return Self.json(s)
+        case .leave:
+            return .object([("type", .string("leave"))])
+        }
+    }
+
+    static func jsonName(_ item: StreamInput) -> String {
+        switch item {
+        case .spawn: "spawn"
+        case .move(let m): m.jsonName
+        case .landGarbage(let n): "garbage:\(n)"
+        }
+    }
+
+    static func parseInput(_ text: String) -> StreamInput? {
+        if text == "spawn" { return .spawn }
+        if let move = Move.allCases.first(where: { $0.jsonName == text }) { return .move(move) }
+        guard text.hasPrefix("garbage:"), let n = Int(text.dropFirst(8)), (0...72).contains(n) else { return nil }
+        return .landGarbage(n)
+    }
+
+    private static func json(_ s: Snapshot) -> JSONValue {
+        var pairs: [(String, JSONValue)] = [
+            ("type", .string("snapshot")), ("view", .int(Int64(bitPattern: s.view))),
+            ("matchRound", .int(Int64(s.matchRound))), ("nextGame", .int(Int64(s.nextGame))),
+            ("lobby", .array(s.lobby.map {
+                .object([("peer", .string($0.peer.hex)), ("name", .string($0.name)), ("role", .string($0.role.jsonName))])
+            })),
+        ]
+        if let m = s.match {
+            pairs.append(("match", .object([
+                ("speed", .int(Int64(m.settings.speed))), ("colors", .int(Int64(m.settings.colors))),
+                ("games", .int(Int64(m.settings.gamesPerMatch))),
+                ("players", .array(m.players.map { .string($0.hex) })),
+                ("wins", .array(m.wins.map { .int(Int64($0)) })),
+                ("pairsSpawned", .array(m.pairsSpawned.map { .int(Int64($0)) })),
+                ("game", .int(Int64(m.game))), ("frontier", .int(Int64(m.frontier))),
+            ])))
+        } else {
+            pairs.append(("match", .null))
+        }
+        return .object(pairs)
+    }
+
+    /// Parses the JSON rendering back; `nil` if anything is missing or out of range.
+    public init?(json: JSONValue) {
+        guard let type = json["type"]?.stringValue else { return nil }
+        func u32(_ key: String, in value: JSONValue = json) -> UInt32? {
+            guard let n = value[key]?.intValue, n >= 0, n <= Int64(UInt32.max) else { return nil }
+            return UInt32(n)
+        }
+        switch type {
+        case "hello":
+            guard let name = json["name"]?.stringValue, name.utf8.count <= Hello.nameBytesMax,
+                  let role = Self.parseRole(json["role"]?.stringValue),
+                  let version = json["protocol"]?.intValue, (0...65_535).contains(version),
+                  let rules = json["rules"]?.stringValue else { return nil }
+            self = .hello(Hello(name: name, role: role, protocolVersion: Int(version), rules: rules))
+        case "votes":
+            guard let game = u32("game"), let first = u32("first"), let raw = json["values"]?.arrayValue,
+                  (1...Self.votesPerMessageMax).contains(raw.count) else { return nil }
+            let values = raw.compactMap { parseHex16($0.stringValue) }
+            guard values.count == raw.count else { return nil }
+            self = .votes(game: game, firstRound: first, values: values)
+        case "start":
+            guard let match = u32("match"), let speed = u32("speed"), let colors = u32("colors"),
+                  let games = u32("games"), let play = json["play"]?.boolValue else { return nil }
+            let settings = MatchSettings(speed: Int(speed), colors: Int(colors), gamesPerMatch: Int(games))
+            guard settings.isValid else { return nil }
+            self = .startProposal(match: match, settings: settings, wantsToPlay: play)
+        case "inputs":
+            guard let game = u32("game"), let raw = json["inputs"]?.arrayValue,
+                  (1...Self.inputsPerMessageMax).contains(raw.count) else { return nil }
+            let items = raw.compactMap { $0.stringValue.flatMap(Self.parseInput) }
+            guard items.count == raw.count else { return nil }
+            self = .inputs(game: game, items: items)
+        case "checkpoint":
+            guard let game = u32("game"), let pairs = u32("pairs"), let hash = parseHex16(json["hash"]?.stringValue) else {
+                return nil
+            }
+            self = .checkpoint(game: game, pairs: pairs, hash: hash)
+        case "gameOver":
+            guard let game = u32("game"), let winner = json["winner"] else { return nil }
+            if winner == .null {
+                self = .gameOverVote(game: game, winner: nil)
+            } else {
+                guard let raw = parseHex16(winner.stringValue) else { return nil }
+                self = .gameOverVote(game: game, winner: PeerID(raw))
+            }
+        case "snapshot":
+            guard let snapshot = Self.parseSnapshot(json) else { return nil }
+            self = .snapshot(snapshot)
+        case "leave":
+            self = .leave
+        default:
+            return nil
+        }
+    }
+
+    private static func parseRole(_ text: String?) -> PeerRole? {
+        switch text {
+        case "player": .player
+        case "spectator": .spectator
+        default: nil
+        }
+    }
+
+    private static func parseSnapshot(_ json: JSONValue) -> Snapshot? {
+        guard let view = json["view"]?.intValue, let matchRound = json["matchRound"]?.intValue,
+              let nextGame = json["nextGame"]?.intValue, let lobbyRaw = json["lobby"]?.arrayValue,
+              lobbyRaw.count <= Snapshot.lobbyEntriesMax,
+              (0...Int64(UInt32.max)).contains(matchRound), (0...Int64(UInt32.max)).contains(nextGame) else { return nil }
+        var lobby: [LobbyEntry] = []
+        for entry in lobbyRaw {
+            guard let peer = parseHex16(entry["peer"]?.stringValue), let name = entry["name"]?.stringValue,
+                  let role = parseRole(entry["role"]?.stringValue) else { return nil }
+            lobby.append(LobbyEntry(peer: PeerID(peer), name: name, role: role))
+        }
+        var snapshot = Snapshot(view: UInt64(bitPattern: view), matchRound: UInt32(matchRound),
+                                nextGame: UInt32(nextGame), lobby: lobby, match: nil)
+        guard let m = json["match"] else { return nil }
+        if m == .null { return snapshot }
+        let ints: (String) -> [Int]? = { key in
+            guard let raw = m[key]?.arrayValue else { return nil }
+            let values = raw.compactMap { $0.intValue }.filter { $0 >= 0 && $0 <= Int64(UInt32.max) }.map { Int($0) }
+            return values.count == raw.count ? values : nil
+        }
+        guard let speed = m["speed"]?.intValue, let colors = m["colors"]?.intValue, let games = m["games"]?.intValue,
+              let playersRaw = m["players"]?.arrayValue, (1...playersMax).contains(playersRaw.count),
+              let wins = ints("wins"), let spawned = ints("pairsSpawned"),
+              wins.count == playersRaw.count, spawned.count == playersRaw.count,
+              let game = m["game"]?.intValue, let frontier = m["frontier"]?.intValue,
+              (0...Int64(UInt32.max)).contains(game), (0...Int64(UInt32.max)).contains(frontier) else { return nil }
+        let players = playersRaw.compactMap { parseHex16($0.stringValue) }.map(PeerID.init)
+        let settings = MatchSettings(speed: Int(speed), colors: Int(colors), gamesPerMatch: Int(games))
+        guard players.count == playersRaw.count, settings.isValid else { return nil }
+        snapshot.match = MatchSnapshot(settings: settings, players: players, wins: wins, game: UInt32(game),
+                                       frontier: UInt32(frontier), pairsSpawned: spawned.map { UInt32($0) })
+        return snapshot
+    }
+}

@@ -1,0 +1,200 @@
+import EggGame
+import PeerNet
+
+extension MatchMessage {
+    /// The compact binary encoding (≤ ``bytesMax`` bytes for every message the core produces).
+    public func encoded() -> [UInt8] {
+        var w = ByteWriter()
+        switch self {
+        case .hello(let hello):
+            w.u8(Tag.hello.rawValue)
+            w.string(hello.name)
+            w.u8(hello.role.rawValue)
+            w.varint(UInt64(hello.protocolVersion))
+            w.string(hello.rules)
+        case .votes(let game, let firstRound, let values):
+            w.u8(Tag.votes.rawValue)
+            w.varint(UInt64(game))
+            w.varint(UInt64(firstRound))
+            w.varint(UInt64(values.count))
+            for value in values { w.fixed64(value) }
+        case .startProposal(let match, let settings, let wantsToPlay):
+            w.u8(Tag.startProposal.rawValue)
+            w.varint(UInt64(match))
+            Self.write(settings, to: &w)
+            w.u8(wantsToPlay ? 1 : 0)
+        case .inputs(let game, let items):
+            w.u8(Tag.inputs.rawValue)
+            w.varint(UInt64(game))
+            w.varint(UInt64(items.count))
+            for item in items { Self.write(item, to: &w) }
+        case .checkpoint(let game, let pairs, let hash):
+            w.u8(Tag.checkpoint.rawValue)
+            w.varint(UInt64(game))
+            w.varint(UInt64(pairs))
+            w.fixed64(hash)
+        case .gameOverVote(let game, let winner):
+            w.u8(Tag.gameOverVote.rawValue)
+            w.varint(UInt64(game))
+            w.u8(winner == nil ? 0 : 1)
+            if let winner { w.fixed64(winner.raw) }
+        case .snapshot(let snapshot):
+            w.u8(Tag.snapshot.rawValue)
+            Self.write(snapshot, to: &w)
+        case .leave:
+            w.u8(Tag.leave.rawValue)
+        }
+        return w.bytes
+    }
+
+    /// Decodes a payload; `nil` for anything malformed (unknown tag, out-of-range field,
+    /// truncated, trailing bytes). Never traps.
+    public static func decode(_ bytes: [UInt8]) -> MatchMessage? {
+        guard bytes.count <= bytesMax else { return nil }
+        var r = ByteReader(bytes)
+        guard let raw = r.u8(), let tag = Tag(rawValue: raw) else { return nil }
+        let message: MatchMessage?
+        switch tag {
+        case .hello: message = readHello(&r)
+        case .votes: message = readVotes(&r)
+        case .startProposal: message = readStart(&r)
+        case .inputs: message = readInputs(&r)
+        case .checkpoint:
+            guard let game = r.varint(max: UInt64(UInt32.max)), let pairs = r.varint(max: UInt64(UInt32.max)),
+                  let hash = r.fixed64() else { return nil }
+            message = .checkpoint(game: UInt32(game), pairs: UInt32(pairs), hash: hash)
+        case .gameOverVote:
+            guard let game = r.varint(max: UInt64(UInt32.max)), let flag = r.u8(), flag <= 1 else { return nil }
+            var winner: PeerID?
+            if flag == 1 {
+                guard let raw = r.fixed64() else { return nil }
+                winner = PeerID(raw)
+            }
+            message = .gameOverVote(game: UInt32(game), winner: winner)
+        case .snapshot: message = readSnapshot(&r).map { .snapshot($0) }
+        case .leave: message = .leave
+        }
+        guard let message, r.isAtEnd else { return nil }
+        return message
+    }
+
+    private static func readHello(_ r: inout ByteReader) -> MatchMessage? {
+        guard let name = r.string(maxBytes: Hello.nameBytesMax), let roleRaw = r.u8(),
+              let role = PeerRole(rawValue: roleRaw), let version = r.varint(max: 65_535),
+              let rules = r.string(maxBytes: 16) else { return nil }
+        return .hello(Hello(name: name, role: role, protocolVersion: Int(version), rules: rules))
+    }
+
+    private static func readVotes(_ r: inout ByteReader) -> MatchMessage? {
+        guard let game = r.varint(max: UInt64(UInt32.max)), let first = r.varint(max: UInt64(UInt32.max)),
+              let count = r.varint(max: UInt64(votesPerMessageMax)), count > 0 else { return nil }
+        var values: [UInt64] = []
+        values.reserveCapacity(Int(count))
+        for _ in 0..<count {
+            guard let value = r.fixed64() else { return nil }
+            values.append(value)
+        }
+        guard first + count <= UInt64(UInt32.max) else { return nil }
+        return .votes(game: UInt32(game), firstRound: UInt32(first), values: values)
+    }
+
+    private static func readStart(_ r: inout ByteReader) -> MatchMessage? {
+        guard let match = r.varint(max: UInt64(UInt32.max)), let settings = readSettings(&r),
+              let play = r.u8(), play <= 1 else { return nil }
+        return .startProposal(match: UInt32(match), settings: settings, wantsToPlay: play == 1)
+    }
+
+    private static func readInputs(_ r: inout ByteReader) -> MatchMessage? {
+        guard let game = r.varint(max: UInt64(UInt32.max)),
+              let count = r.varint(max: UInt64(inputsPerMessageMax)), count > 0 else { return nil }
+        var items: [StreamInput] = []
+        for _ in 0..<count {
+            guard let code = r.u8() else { return nil }
+            switch code {
+            case 0...5: items.append(.move(Move(rawValue: code)!))
+            case 6: items.append(.spawn)
+            case 7:
+                guard let n = r.varint(max: 6 * 12) else { return nil }
+                items.append(.landGarbage(Int(n)))
+            default: return nil
+            }
+        }
+        return .inputs(game: UInt32(game), items: items)
+    }
+
+    private static func write(_ item: StreamInput, to w: inout ByteWriter) {
+        switch item {
+        case .move(let move): w.u8(move.rawValue)
+        case .spawn: w.u8(6)
+        case .landGarbage(let n):
+            w.u8(7)
+            w.varint(UInt64(max(0, n)))
+        }
+    }
+
+    private static func write(_ s: MatchSettings, to w: inout ByteWriter) {
+        w.u8(UInt8(clamping: s.speed))
+        w.u8(UInt8(clamping: s.colors))
+        w.u8(UInt8(clamping: s.gamesPerMatch))
+    }
+
+    private static func readSettings(_ r: inout ByteReader) -> MatchSettings? {
+        guard let speed = r.u8(), let colors = r.u8(), let games = r.u8() else { return nil }
+        let settings = MatchSettings(speed: Int(speed), colors: Int(colors), gamesPerMatch: Int(games))
+        return settings.isValid ? settings : nil
+    }
+
+    private static func write(_ s: Snapshot, to w: inout ByteWriter) {
+        w.varint(s.view)
+        w.varint(UInt64(s.matchRound))
+        w.varint(UInt64(s.nextGame))
+        w.varint(UInt64(s.lobby.count))
+        for entry in s.lobby {
+            w.fixed64(entry.peer.raw)
+            w.string(entry.name)
+            w.u8(entry.role.rawValue)
+        }
+        guard let m = s.match else { w.u8(0); return }
+        w.u8(1)
+        write(m.settings, to: &w)
+        w.varint(UInt64(m.players.count))
+        for (index, player) in m.players.enumerated() {
+            w.fixed64(player.raw)
+            w.varint(UInt64(m.wins[index]))
+            w.varint(UInt64(m.pairsSpawned[index]))
+        }
+        w.varint(UInt64(m.game))
+        w.varint(UInt64(m.frontier))
+    }
+
+    private static func readSnapshot(_ r: inout ByteReader) -> Snapshot? {
+        guard let view = r.varint(), let matchRound = r.varint(max: UInt64(UInt32.max)),
+              let nextGame = r.varint(max: UInt64(UInt32.max)),
+              let lobbyCount = r.varint(max: UInt64(Snapshot.lobbyEntriesMax)) else { return nil }
+        var lobby: [LobbyEntry] = []
+        for _ in 0..<lobbyCount {
+            guard let peer = r.fixed64(), let name = r.string(maxBytes: Hello.nameBytesMax),
+                  let roleRaw = r.u8(), let role = PeerRole(rawValue: roleRaw) else { return nil }
+            lobby.append(LobbyEntry(peer: PeerID(peer), name: name, role: role))
+        }
+        var snapshot = Snapshot(view: view, matchRound: UInt32(matchRound), nextGame: UInt32(nextGame), lobby: lobby, match: nil)
+        guard let flag = r.u8(), flag <= 1 else { return nil }
+        if flag == 0 { return snapshot }
+        guard let settings = readSettings(&r), let count = r.varint(max: UInt64(playersMax)), count >= 1 else { return nil }
+        var players: [PeerID] = [], wins: [Int] = [], spawned: [UInt32] = []
+        for _ in 0..<count {
+            guard let peer = r.fixed64(), let won = r.varint(max: 7), let pairs = r.varint(max: UInt64(UInt32.max)) else {
+                return nil
+            }
+            players.append(PeerID(peer))
+            wins.append(Int(won))
+            spawned.append(UInt32(pairs))
+        }
+        guard let game = r.varint(max: UInt64(UInt32.max)), let frontier = r.varint(max: UInt64(UInt32.max)) else {
+            return nil
+        }
+        snapshot.match = MatchSnapshot(settings: settings, players: players, wins: wins, game: UInt32(game),
+                                       frontier: UInt32(frontier), pairsSpawned: spawned)
+        return snapshot
+    }
+}

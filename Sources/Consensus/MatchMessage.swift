@@ -1,0 +1,176 @@
+import EggGame
+import PeerNet
+
+/// The settings a start proposal carries; the highest-ID proposal's settings win.
+public struct MatchSettings: Hashable, Sendable {
+    /// Gravity speed 0–9.
+    public var speed: Int
+    /// Colours in play, 4–6.
+    public var colors: Int
+    /// Best of 1, 3, 5 or 7.
+    public var gamesPerMatch: Int
+
+    public static let `default` = MatchSettings(speed: 3, colors: 4, gamesPerMatch: 3)
+    public static let speeds = 0...9
+    public static let colorCounts = 4...6
+    public static let gamesPerMatchAllowed = [1, 3, 5, 7]
+
+    public init(speed: Int, colors: Int, gamesPerMatch: Int) {
+        self.speed = speed
+        self.colors = colors
+        self.gamesPerMatch = gamesPerMatch
+    }
+
+    public var isValid: Bool {
+        MatchSettings.speeds.contains(speed) && MatchSettings.colorCounts.contains(colors)
+            && MatchSettings.gamesPerMatchAllowed.contains(gamesPerMatch)
+    }
+
+    /// Games a player must win to win the match.
+    public var winsNeeded: Int { gamesPerMatch / 2 + 1 }
+}
+
+extension Move {
+    /// The move's name in the log.
+    var jsonName: String {
+        switch self {
+        case .left: "left"
+        case .right: "right"
+        case .rotateCW: "cw"
+        case .rotateCCW: "ccw"
+        case .down: "down"
+        case .hardDrop: "drop"
+        }
+    }
+}
+
+/// One item of a player's input stream. A spawn carries no pair: every mirror looks the pair up
+/// by index (the grid's `pairsSpawned`) in the shared, voted sequence.
+public enum StreamInput: Hashable, Sendable {
+    case spawn
+    case move(Move)
+    case landGarbage(Int)
+}
+
+/// A peer's role in the room.
+public enum PeerRole: UInt8, Hashable, Sendable {
+    case player = 0
+    case spectator = 1
+
+    var jsonName: String { self == .player ? "player" : "spectator" }
+}
+
+/// What a peer announces about itself.
+public struct Hello: Hashable, Sendable {
+    public var name: String
+    public var role: PeerRole
+    public var protocolVersion: Int
+    public var rules: String
+
+    public static let nameBytesMax = 24
+    public static let currentProtocol = 1
+
+    public init(name: String, role: PeerRole, protocolVersion: Int = Hello.currentProtocol, rules: String = "sfe") {
+        self.name = Hello.truncated(name)
+        self.role = role
+        self.protocolVersion = protocolVersion
+        self.rules = rules
+    }
+
+    /// `name` cut to at most ``nameBytesMax`` UTF-8 bytes on a scalar boundary.
+    static func truncated(_ name: String) -> String {
+        var out = String.UnicodeScalarView()
+        var bytes = 0
+        for scalar in name.unicodeScalars {
+            bytes += String(scalar).utf8.count
+            if bytes > nameBytesMax { break }
+            out.append(scalar)
+        }
+        return String(out)
+    }
+}
+
+/// A lobby entry inside a snapshot.
+public struct LobbyEntry: Hashable, Sendable {
+    public var peer: PeerID
+    public var name: String
+    public var role: PeerRole
+
+    public init(peer: PeerID, name: String, role: PeerRole) {
+        self.peer = peer
+        self.name = Hello.truncated(name)
+        self.role = role
+    }
+}
+
+/// The match part of a snapshot: what a late joiner needs to follow the match from here on.
+public struct MatchSnapshot: Hashable, Sendable {
+    public var settings: MatchSettings
+    public var players: [PeerID]
+    /// Games won, one entry per player (same order).
+    public var wins: [Int]
+    /// The game in progress (a global counter; it names the egg-round namespace).
+    public var game: UInt32
+    /// The first undecided egg round of `game`: a joiner votes from here on.
+    public var frontier: UInt32
+    /// Pairs each player had spawned (same order as `players`), for vote-ahead.
+    public var pairsSpawned: [UInt32]
+
+    public init(settings: MatchSettings, players: [PeerID], wins: [Int], game: UInt32, frontier: UInt32, pairsSpawned: [UInt32]) {
+        self.settings = settings
+        self.players = players
+        self.wins = wins
+        self.game = game
+        self.frontier = frontier
+        self.pairsSpawned = pairsSpawned
+    }
+}
+
+/// The replicated state as of the installation of view `view`, sent to late joiners.
+public struct Snapshot: Hashable, Sendable {
+    public var view: UInt64
+    /// The start-vote round (match counter) the room is at.
+    public var matchRound: UInt32
+    /// The next game number to use.
+    public var nextGame: UInt32
+    public var lobby: [LobbyEntry]
+    public var match: MatchSnapshot?
+
+    public static let lobbyEntriesMax = 16
+
+    public init(view: UInt64, matchRound: UInt32, nextGame: UInt32, lobby: [LobbyEntry], match: MatchSnapshot?) {
+        self.view = view
+        self.matchRound = matchRound
+        self.nextGame = nextGame
+        self.lobby = lobby
+        self.match = match
+    }
+}
+
+/// Every application message of the eggs protocol. Compact binary on the wire
+/// (``encoded()``/``decode(_:)``), one JSON object with a `"type"` in the log.
+public enum MatchMessage: Hashable, Sendable {
+    case hello(Hello)
+    /// One sender's votes for consecutive egg rounds `firstRound...` of game `game`.
+    case votes(game: UInt32, firstRound: UInt32, values: [UInt64])
+    /// A ready member's vote in start round `match`.
+    case startProposal(match: UInt32, settings: MatchSettings, wantsToPlay: Bool)
+    /// A batch of the sender's own input stream for game `game`.
+    case inputs(game: UInt32, items: [StreamInput])
+    /// The sender's grid hash after `pairs` pairs settled in game `game`.
+    case checkpoint(game: UInt32, pairs: UInt32, hash: UInt64)
+    /// The sender's observed winner of game `game` (`nil`: no winner or not observed).
+    case gameOverVote(game: UInt32, winner: PeerID?)
+    case snapshot(Snapshot)
+    case leave
+
+    /// The wire size limit every encoded message stays under.
+    public static let bytesMax = 1000
+    public static let votesPerMessageMax = 100
+    public static let inputsPerMessageMax = 400
+    public static let playersMax = 8
+
+    enum Tag: UInt8 {
+        case hello = 1, votes, startProposal, inputs, checkpoint, gameOverVote, snapshot, leave
+    }
+}

@@ -1,0 +1,364 @@
+import EggGame
+import PeerNet
+
+/// One peer's replica of the room: lobby, votes, match, mirrored grids, and (for a player) its
+/// own grid. See the top of `MatchPeer.swift` for the design.
+public struct MatchPeer: Sendable {
+    public let config: MatchPeerConfig
+    let votes: VoteSource
+
+    // Membership and late-join sync.
+    public private(set) var view: MembershipView?
+    public private(set) var isSynced = false
+    var syncedMembers: Set<PeerID> = []
+    private var buffered: [Delivery] = []
+    private var snapshotAtInstall: Snapshot?
+
+    // Replicated room state.
+    public private(set) var lobby: [PeerID: Hello] = [:]
+    public internal(set) var matchRound: UInt32 = 0
+    public internal(set) var nextGame: UInt32 = 0
+    public internal(set) var match: MatchState?
+    var startVotes: [UInt32: OneShotVote<StartVote>] = [:]
+    var rounds: [UInt32: EggRounds] = [:]
+    /// Stream items for the game after the current one, delivered early.
+    var futureItems: [PeerID: [StreamItem]] = [:]
+    var futureGameOver: [PeerID: PeerID?] = [:]
+
+    // This peer's own side.
+    var myStart: [UInt32: StartVote] = [:]
+    var votedUpTo: [UInt32: UInt32] = [:]
+    public internal(set) var owner: OwnerState?
+
+    // Outputs.
+    private var outbox: [[UInt8]] = []
+    private var outboxHead = 0
+    private var events: [MatchEvent] = []
+    private var eventsHead = 0
+    public internal(set) var stats = MatchStats()
+    /// Every decided egg value of every game this peer saw decided, in order (for replay output).
+    public internal(set) var decisionsLog: [(game: UInt32, round: Int, value: UInt64)] = []
+    /// The last checkpoint verified per player (pairs, hash).
+    public internal(set) var lastCheckpoints: [PeerID: (pairs: UInt32, hash: UInt64)] = [:]
+    /// Whether to keep ``decisionsLog`` (replay does; a long-running peer need not).
+    public var keepsDecisions = false
+
+    public init(config: MatchPeerConfig) {
+        self.config = config
+        self.votes = VoteSource(seed: config.voteSeed)
+    }
+
+    // MARK: - Polling
+
+    /// The next payload to multicast (pass it to `ReliableMulticast.send`).
+    public mutating func pollSend() -> [UInt8]? {
+        guard outboxHead < outbox.count else { return nil }
+        defer {
+            outboxHead += 1
+            if outboxHead == outbox.count { outbox.removeAll(keepingCapacity: true); outboxHead = 0 }
+        }
+        return outbox[outboxHead]
+    }
+
+    /// The next application event.
+    public mutating func pollEvent() -> MatchEvent? {
+        guard eventsHead < events.count else { return nil }
+        defer {
+            eventsHead += 1
+            if eventsHead == events.count { events.removeAll(keepingCapacity: true); eventsHead = 0 }
+        }
+        return events[eventsHead]
+    }
+
+    mutating func emit(_ event: MatchEvent) {
+        if events.count - eventsHead >= config.eventsMax {
+            stats.eventsDropped += 1
+            return
+        }
+        events.append(event)
+    }
+
+    mutating func send(_ message: MatchMessage) {
+        let bytes = message.encoded()
+        precondition(bytes.count <= MatchMessage.bytesMax, "every message fits one datagram")
+        outbox.append(bytes)
+        stats.sent += 1
+    }
+
+    // MARK: - Inputs from PeerNet
+
+    /// Feeds one PeerNet event, in delivery order. `now` times egg waits.
+    public mutating func handle(_ event: PeerNetEvent, now: NetTime = .zero) {
+        switch event {
+        case .viewChanged(let newView): install(newView)
+        case .delivered(let delivery):
+            stats.delivered += 1
+            if isSynced {
+                deliver(delivery)
+            } else if case .snapshot(let snapshot)? = MatchMessage.decode(delivery.payload), snapshot.view == view?.id {
+                adopt(snapshot)
+            } else if buffered.count < 1 << 16 {
+                buffered.append(delivery)
+            } else {
+                stats.ignoredMessages += 1
+            }
+        case .incompatible, .lagging:
+            break
+        }
+        afterInput(now: now)
+    }
+
+    /// Marks this peer ready: votes `settings` in the open start round.
+    public mutating func setReady(settings: MatchSettings, wantsToPlay: Bool) {
+        precondition(settings.isValid, "settings must be valid")
+        guard myStart[matchRound] == nil else { return }
+        let vote = StartVote(settings: settings, wantsToPlay: wantsToPlay && config.role == .player)
+        myStart[matchRound] = vote
+        if isSynced { send(.startProposal(match: matchRound, settings: vote.settings, wantsToPlay: vote.wantsToPlay)) }
+    }
+
+    /// Whether this peer voted in the open start round.
+    public var isReady: Bool { myStart[matchRound] != nil }
+
+    /// Announces that this peer leaves the room.
+    public mutating func leave() { send(.leave) }
+
+    // MARK: - View changes
+
+    private mutating func install(_ newView: MembershipView) {
+        let firstView = view == nil
+        view = newView
+        emit(.viewChanged(newView))
+        let isJoiner = newView.joined.contains(config.id) || !isSynced
+        if isJoiner {
+            if isSynced { resetToEmpty() }
+            isSynced = false
+            buffered.removeAll()
+            let others = Set(firstView ? newView.members : Array(syncedMembers.intersection(newView.members)))
+                .subtracting(newView.joined).subtracting([config.id])
+            syncedMembers = others
+            if others.isEmpty {
+                // Nobody has state: everyone in this view starts from the empty lobby.
+                isSynced = true
+                syncedMembers = Set(newView.members)
+                emit(.synced(fromSnapshot: false))
+                send(.hello(Hello(name: config.name, role: config.role)))
+                if let vote = myStart[matchRound] {
+                    send(.startProposal(match: matchRound, settings: vote.settings, wantsToPlay: vote.wantsToPlay))
+                }
+                applyView(newView, reset: false)
+            }
+            return
+        }
+        syncedMembers = syncedMembers.intersection(newView.members).subtracting(newView.joined)
+        let unsynced = Set(newView.members).subtracting(syncedMembers)
+        applyView(newView, reset: !unsynced.isEmpty)
+        guard !unsynced.isEmpty else { return }
+        let snapshot = makeSnapshot(viewID: newView.id)
+        snapshotAtInstall = snapshot
+        if syncedMembers.max() == config.id { send(.snapshot(snapshot)) }
+        resendVotesAfterReset()
+    }
+
+    /// Re-evaluates every open vote with the view's members; with `reset`, drops undecided votes.
+    private mutating func applyView(_ newView: MembershipView, reset: Bool) {
+        let members = newView.members
+        lobby = lobby.filter { members.contains($0.key) }
+        for key in startVotes.keys.sorted() { startVotes[key]!.install(members: members, reset: false) }
+        for game in rounds.keys.sorted() {
+            let decided = rounds[game]!.install(members: members, resetPending: false)
+            noteDecided(game: game, decided)
+        }
+        match?.gameOver.install(members: members, reset: false)
+        futureItems = futureItems.filter { members.contains($0.key) }
+        futureGameOver = futureGameOver.filter { members.contains($0.key) }
+        processDecisions()
+        guard reset else { return }
+        for key in startVotes.keys.sorted() { startVotes[key]!.install(members: members, reset: true) }
+        for game in rounds.keys.sorted() { _ = rounds[game]!.install(members: members, resetPending: true) }
+        match?.gameOver.install(members: members, reset: true)
+        futureGameOver = [:]
+        for game in votedUpTo.keys { votedUpTo[game] = rounds[game]?.frontier ?? 0 }
+    }
+
+    private mutating func resendVotesAfterReset() {
+        if let vote = myStart[matchRound], !(startVotes[matchRound]?.isDecided ?? false) {
+            send(.startProposal(match: matchRound, settings: vote.settings, wantsToPlay: vote.wantsToPlay))
+        }
+        if let m = match, let mine = m.myGameOverVote, !m.gameOver.isDecided {
+            send(.gameOverVote(game: m.game, winner: mine))
+        }
+    }
+
+    private mutating func resetToEmpty() {
+        lobby = [:]
+        matchRound = 0
+        nextGame = 0
+        match = nil
+        startVotes = [:]
+        rounds = [:]
+        futureItems = [:]
+        futureGameOver = [:]
+        myStart = [:]
+        votedUpTo = [:]
+        owner = nil
+    }
+
+    // MARK: - Snapshots
+
+    private func makeSnapshot(viewID: UInt64) -> Snapshot {
+        let entries = lobby.keys.sorted().prefix(Snapshot.lobbyEntriesMax).map { peer in
+            LobbyEntry(peer: peer, name: lobby[peer]!.name, role: lobby[peer]!.role)
+        }
+        var snapshot = Snapshot(view: viewID, matchRound: matchRound, nextGame: nextGame, lobby: Array(entries), match: nil)
+        if let m = match {
+            snapshot.match = MatchSnapshot(
+                settings: m.settings, players: m.players, wins: m.players.map { m.wins[$0] ?? 0 }, game: m.game,
+                frontier: rounds[m.game]?.frontier ?? 0, pairsSpawned: m.players.map { UInt32(m.pairsSpawned($0)) })
+        }
+        return snapshot
+    }
+
+    private mutating func adopt(_ snapshot: Snapshot) {
+        guard let view else { return }
+        resetToEmpty()
+        for entry in snapshot.lobby { lobby[entry.peer] = Hello(name: entry.name, role: entry.role) }
+        matchRound = snapshot.matchRound
+        nextGame = snapshot.nextGame
+        if let m = snapshot.match {
+            var state = MatchState(settings: m.settings, players: m.players,
+                                   wins: Dictionary(uniqueKeysWithValues: zip(m.players, m.wins)),
+                                   game: m.game, mirrored: false)
+            state.spawnedBase = Dictionary(uniqueKeysWithValues: zip(m.players, m.pairsSpawned.map { Int($0) }))
+            match = state
+            rounds[m.game] = EggRounds(game: m.game, members: view.members, frontier: m.frontier)
+            votedUpTo[m.game] = m.frontier
+        }
+        isSynced = true
+        syncedMembers = Set(view.members)
+        emit(.synced(fromSnapshot: true))
+        emit(.lobbyChanged)
+        send(.hello(Hello(name: config.name, role: config.role)))
+        if let vote = myStart[matchRound] {
+            send(.startProposal(match: matchRound, settings: vote.settings, wantsToPlay: vote.wantsToPlay))
+        }
+        let pending = buffered
+        buffered = []
+        for delivery in pending { deliver(delivery) }
+    }
+
+    // MARK: - Deliveries
+
+    private mutating func deliver(_ delivery: Delivery) {
+        guard let message = MatchMessage.decode(delivery.payload) else {
+            stats.invalidDropped += 1
+            return
+        }
+        let from = delivery.from
+        guard view?.contains(from) ?? false else {
+            stats.ignoredMessages += 1
+            return
+        }
+        switch message {
+        case .hello(let hello):
+            lobby[from] = hello
+            emit(.lobbyChanged)
+        case .votes(let game, let firstRound, let values):
+            receiveVotes(from: from, game: game, firstRound: firstRound, values: values)
+        case .startProposal(let round, let settings, let wantsToPlay):
+            receiveStart(from: from, round: round, vote: StartVote(settings: settings, wantsToPlay: wantsToPlay))
+        case .inputs(let game, let items):
+            receiveStream(from: from, game: game, items: items.map { .input($0) })
+        case .checkpoint(let game, let pairs, let hash):
+            receiveStream(from: from, game: game, items: [.checkpoint(pairs: pairs, hash: hash)])
+        case .gameOverVote(let game, let winner):
+            receiveGameOver(from: from, game: game, winner: winner)
+        case .snapshot(let snapshot):
+            if snapshot.view == view?.id { syncedMembers = Set(view!.members) }
+        case .leave:
+            break
+        }
+        processDecisions()
+    }
+
+    /// Games whose messages are accepted: the current one and the next one.
+    private func acceptsGame(_ game: UInt32) -> Bool {
+        if let m = match { return game == m.game || game == nextGame }
+        return game == nextGame
+    }
+
+    private mutating func receiveVotes(from: PeerID, game: UInt32, firstRound: UInt32, values: [UInt64]) {
+        guard acceptsGame(game), let members = view?.members else {
+            stats.ignoredMessages += 1
+            return
+        }
+        if rounds[game] == nil { rounds[game] = EggRounds(game: game, members: members) }
+        let (outcome, decided) = rounds[game]!.receive(from: from, firstRound: firstRound, values: values)
+        switch outcome {
+        case .accepted(_, let duplicates): stats.duplicateVotes += duplicates
+        case .duplicate: stats.duplicateVotes += values.count
+        case .gap, .notMember, .tooFar: stats.ignoredMessages += 1
+        }
+        noteDecided(game: game, decided)
+    }
+
+    private mutating func noteDecided(game: UInt32, _ decided: Range<Int>) {
+        guard !decided.isEmpty else { return }
+        emit(.roundsDecided(game: game, rounds: decided))
+        if keepsDecisions, let r = rounds[game] {
+            for round in decided { if let v = r.value(round) { decisionsLog.append((game, round, v)) } }
+        }
+    }
+
+    private mutating func receiveStart(from: PeerID, round: UInt32, vote: StartVote) {
+        guard round == matchRound || round == matchRound &+ 1, let members = view?.members else {
+            stats.ignoredMessages += 1
+            return
+        }
+        if !(startVotes[round, default: OneShotVote()].receive(from: from, value: vote, members: members)) {
+            stats.duplicateVotes += 1
+        }
+        emit(.lobbyChanged)
+    }
+
+    private mutating func receiveGameOver(from: PeerID, game: UInt32, winner: PeerID?) {
+        guard let members = view?.members else {
+            stats.ignoredMessages += 1
+            return
+        }
+        if match != nil && game == match!.game {
+            if !match!.gameOver.receive(from: from, value: winner, members: members) { stats.duplicateVotes += 1 }
+            if !match!.mirrored && match!.myGameOverVote == nil {
+                match!.myGameOverVote = .some(nil)
+                send(.gameOverVote(game: game, winner: nil))
+            }
+        } else if game == nextGame, futureGameOver[from] == nil {
+            futureGameOver[from] = winner
+        } else {
+            stats.ignoredMessages += 1
+        }
+    }
+
+    private mutating func receiveStream(from: PeerID, game: UInt32, items: [StreamItem]) {
+        guard acceptsGame(game) else {
+            stats.ignoredMessages += 1
+            return
+        }
+        if let m = match, m.game == game {
+            guard m.mirrored, match!.mirrors[from] != nil else {
+                guard m.players.contains(from) else { stats.ignoredMessages += 1; return }
+                // Not mirrored (joined mid-game): count spawns only, to vote far enough ahead.
+                let spawns = items.filter { $0 == .input(.spawn) }.count
+                match!.spawnedBase[from, default: 0] += spawns
+                return
+            }
+            guard match!.mirrors[from]!.queue.count + items.count <= Mirror.queueMax else {
+                stats.ignoredMessages += 1
+                return
+            }
+            match!.mirrors[from]!.queue.append(contentsOf: items)
+        } else if futureItems[from, default: []].count + items.count <= Mirror.queueMax {
+            futureItems[from, default: []].append(contentsOf: items)
+        }
+    }
+}

@@ -1,0 +1,307 @@
+import EggGame
+import PeerNet
+
+extension MatchPeer {
+    /// Games a match may last at most (draws do not count towards a winner).
+    static func gamesMax(_ settings: MatchSettings) -> Int { settings.gamesPerMatch * 2 + 1 }
+
+    /// After every input: apply decisions, drain mirrors, vote ahead, let the owner spawn.
+    mutating func afterInput(now: NetTime) {
+        guard isSynced else { return }
+        processDecisions()
+        ownerSettle(now: now)
+        flushOwner()
+    }
+
+    /// Applies every decision that is ready, until nothing changes.
+    mutating func processDecisions() {
+        guard isSynced else { return }
+        for _ in 0..<64 {
+            var changed = false
+            if match == nil, let result = startVotes[matchRound]?.result {
+                startMatch(votes: result.votes, winner: result.winner)
+                changed = true
+            }
+            if match != nil {
+                drainMirrors()
+                voteGameOverIfSeen()
+                if let result = match!.gameOver.result {
+                    let winner = result.votes.first { $0.0 == result.winner }!.1
+                    finishGame(winner: winner)
+                    changed = true
+                }
+            }
+            voteAhead()
+            if !changed { return }
+        }
+    }
+
+    // MARK: - Start, games, match over
+
+    private mutating func startMatch(votes: [(PeerID, StartVote)], winner: PeerID) {
+        let settings = votes.first { $0.0 == winner }!.1.settings
+        let players = Array(votes.filter { $0.1.wantsToPlay }.map { $0.0 }.sorted().prefix(MatchMessage.playersMax))
+        startVotes.removeValue(forKey: matchRound)
+        myStart.removeValue(forKey: matchRound)
+        matchRound &+= 1
+        guard players.count >= 2 else {
+            emit(.startFailed(playersCount: players.count))
+            return
+        }
+        match = MatchState(settings: settings, players: players, wins: [:], game: nextGame, mirrored: true)
+        nextGame &+= 1
+        emit(.matchStarted(settings: settings, players: players))
+        beginGame()
+    }
+
+    private mutating func beginGame() {
+        guard var m = match, let members = view?.members else { return }
+        m.mirrors = [:]
+        for player in m.players {
+            var mirror = Mirror()
+            mirror.queue = futureItems[player] ?? []
+            m.mirrors[player] = mirror
+        }
+        futureItems = [:]
+        m.gameOver = OneShotVote()
+        m.myGameOverVote = nil
+        for (peer, winner) in futureGameOver.sorted(by: { $0.key < $1.key }) {
+            _ = m.gameOver.receive(from: peer, value: winner, members: members)
+        }
+        futureGameOver = [:]
+        match = m
+        rounds = rounds.filter { $0.key >= m.game }
+        votedUpTo = votedUpTo.filter { $0.key >= m.game }
+        if rounds[m.game] == nil { rounds[m.game] = EggRounds(game: m.game, members: members) }
+        if config.role == .player, m.players.contains(config.id) {
+            owner = OwnerState(game: m.game, clock: GravityClock(speed: m.settings.speed))
+        } else {
+            owner = nil
+        }
+        emit(.gameStarted(game: m.game, mirrored: true))
+    }
+
+    private mutating func finishGame(winner: PeerID?) {
+        guard var m = match else { return }
+        emit(.gameOver(game: m.game, winner: winner))
+        if let winner, m.players.contains(winner) { m.wins[winner, default: 0] += 1 }
+        rounds.removeValue(forKey: m.game)
+        votedUpTo.removeValue(forKey: m.game)
+        owner = nil
+        m.gamesPlayed += 1
+        let present = m.players.filter { view?.contains($0) ?? false }
+        let champion = m.wins.first { $0.value >= m.settings.winsNeeded }?.key
+        if champion != nil || m.gamesPlayed >= MatchPeer.gamesMax(m.settings) || present.count < 2 {
+            let best = m.wins.values.max() ?? 0
+            let leaders = m.wins.filter { $0.value == best && best > 0 }.map(\.key)
+            emit(.matchOver(winner: champion ?? (leaders.count == 1 ? leaders[0] : nil), wins: m.wins))
+            match = nil
+            futureItems = [:]
+            futureGameOver = [:]
+            return
+        }
+        m.game = nextGame
+        m.mirrored = true
+        m.spawnedBase = [:]
+        nextGame &+= 1
+        match = m
+        beginGame()
+    }
+
+    // MARK: - Mirrors
+
+    private mutating func drainMirrors() {
+        guard let m = match, m.mirrored else { return }
+        var progress = true
+        while progress {
+            progress = false
+            for player in m.players where drainOne(player) { progress = true }
+        }
+    }
+
+    /// Applies the queued items of `player` that can be applied now; true if any was.
+    private mutating func drainOne(_ player: PeerID) -> Bool {
+        guard var mirror = match!.mirrors[player] else { return false }
+        let game = match!.game
+        var applied = false
+        defer {
+            if mirror.queueHead > 256 || mirror.queueHead == mirror.queue.count {
+                mirror.queue.removeFirst(mirror.queueHead)
+                mirror.queueHead = 0
+            }
+            match!.mirrors[player] = mirror
+        }
+        while mirror.queueHead < mirror.queue.count {
+            switch mirror.queue[mirror.queueHead] {
+            case .input(.spawn):
+                guard let value = rounds[game]?.value(mirror.grid.pairsSpawned) else { return applied }
+                let pair = EggPair(value: value, colors: match!.settings.colors)
+                switch mirror.grid.apply(.spawn(pair)) {
+                case .spawned(let sent), .toppedOut(let sent): credit(garbage: sent, from: player)
+                default: stats.ignoredMessages += 1
+                }
+            case .input(.move(let move)):
+                if !mirror.grid.apply(.move(move)).isAccepted { stats.ignoredMessages += 1 }
+            case .input(.landGarbage(let count)):
+                guard mirror.garbageLanded + count <= mirror.garbageReceived else {
+                    stats.garbageOverdrawStalls += 1
+                    return applied
+                }
+                mirror.garbageLanded += count
+                if !mirror.grid.apply(.landGarbage(count)).isAccepted { stats.ignoredMessages += 1 }
+            case .checkpoint(let pairs, let hash):
+                verify(mirror.grid, player: player, game: game, pairs: pairs, hash: hash)
+            }
+            mirror.queueHead += 1
+            applied = true
+        }
+        return applied
+    }
+
+    /// Credits `garbage` sent by `sender` to every other player of the game.
+    private mutating func credit(garbage: Int, from sender: PeerID) {
+        guard garbage > 0, let players = match?.players else { return }
+        for player in players where player != sender {
+            match!.mirrors[player]?.garbageReceived += garbage
+        }
+    }
+
+    private mutating func verify(_ grid: PlayerGrid, player: PeerID, game: UInt32, pairs: UInt32, hash: UInt64) {
+        let mirrorHash = grid.stableHash
+        if UInt32(grid.pairsSpawned) == pairs && mirrorHash == hash {
+            stats.checkpointsVerified += 1
+            lastCheckpoints[player] = (pairs, hash)
+            emit(.checkpointVerified(player: player, game: game, pairs: pairs))
+        } else {
+            stats.desyncs += 1
+            emit(.desync(Desync(player: player, game: game, pairs: pairs, ownerHash: hash, mirrorHash: mirrorHash)))
+        }
+    }
+
+    /// Votes the observed winner once at most one player is live (topped-out and departed are out).
+    private mutating func voteGameOverIfSeen() {
+        guard let m = match, m.mirrored, m.myGameOverVote == nil, let view else { return }
+        let live = m.players.filter { view.contains($0) && !(m.mirrors[$0]?.isToppedOut ?? true) }
+        guard live.count <= 1 else { return }
+        match!.myGameOverVote = .some(live.first)
+        send(.gameOverVote(game: m.game, winner: live.first))
+    }
+
+    // MARK: - Voting ahead
+
+    private mutating func voteAhead() {
+        guard let m = match, rounds[m.game] != nil, view?.contains(config.id) ?? false else { return }
+        let spawned = m.players.map { m.pairsSpawned($0) }.max() ?? 0
+        let target = UInt32(min(Int(EggRounds.roundsMax), max(spawned, owner?.grid.pairsSpawned ?? 0) + config.lookaheadRounds))
+        var from = votedUpTo[m.game] ?? rounds[m.game]!.frontier
+        while from < target {
+            let count = min(Int(target - from), MatchMessage.votesPerMessageMax)
+            let values = (0..<count).map { votes.eggVote(game: m.game, round: from + UInt32($0)) }
+            send(.votes(game: m.game, firstRound: from, values: values))
+            from += UInt32(count)
+        }
+        votedUpTo[m.game] = from
+    }
+
+    // MARK: - The local player's own grid
+
+    /// The pair after the live one, if decided (for a bot's or a preview's look-ahead).
+    public var ownerNextPair: EggPair? {
+        guard let o = owner, let m = match, let value = rounds[o.game]?.value(o.grid.pairsSpawned) else { return nil }
+        return EggPair(value: value, colors: m.settings.colors)
+    }
+
+    /// Advances the local player's grid one logic tick (60 Hz): gravity, then landing, checkpoint
+    /// and the next spawn when the pair has settled. Sends the tick's inputs as one message.
+    public mutating func tick(now: NetTime, softDrop: Bool = false) {
+        guard isSynced, var o = owner, !o.isOut else { return }
+        if o.grid.state == .live, o.clock.tick(softDrop: softDrop) {
+            owner = o
+            applyOwner(.move(.down))
+            o = owner!
+        }
+        owner = o
+        ownerSettle(now: now)
+        flushOwner()
+    }
+
+    /// Applies one move of the local player now (ignored when no pair is live).
+    @discardableResult
+    public mutating func applyLocal(_ move: Move, now: NetTime) -> InputOutcome? {
+        guard isSynced, owner != nil, owner!.grid.state == .live else { return nil }
+        let outcome = applyOwner(.move(move))
+        ownerSettle(now: now)
+        flushOwner()
+        return outcome
+    }
+
+    @discardableResult
+    private mutating func applyOwner(_ input: StreamInput) -> InputOutcome {
+        let gridInput: PlayerInput
+        switch input {
+        case .move(let move): gridInput = .move(move)
+        case .landGarbage(let count): gridInput = .landGarbage(count)
+        case .spawn: preconditionFailure("spawns go through ownerSettle")
+        }
+        let outcome = owner!.grid.apply(gridInput)
+        guard outcome.isAccepted else { return outcome }
+        owner!.out.append(input)
+        if case .locked = outcome { owner!.checkpointDue = true }
+        return outcome
+    }
+
+    /// With no live pair: when the next pair is decided, land the garbage received so far,
+    /// publish the checkpoint of the settled grid, then spawn.
+    mutating func ownerSettle(now: NetTime) {
+        guard var o = owner, !o.isOut, o.grid.state == .awaitingSpawn, let m = match, m.game == o.game else { return }
+        guard let value = rounds[o.game]?.value(o.grid.pairsSpawned) else {
+            if o.waitingSince == nil { o.waitingSince = now }
+            owner = o
+            return
+        }
+        if let since = o.waitingSince {
+            stats.maxEggWaitNanoseconds = max(stats.maxEggWaitNanoseconds, now.nanoseconds(since: since))
+            o.waitingSince = nil
+        }
+        var available = (m.mirrors[config.id]?.garbageReceived ?? 0) - o.garbageLanded
+        while available > 0 {
+            let count = min(available, 72)
+            _ = o.grid.apply(.landGarbage(count))
+            o.out.append(.landGarbage(count))
+            o.garbageLanded += count
+            available -= count
+        }
+        if o.checkpointDue {
+            owner = o
+            flushOwner()
+            o = owner!
+            send(.checkpoint(game: o.game, pairs: UInt32(o.grid.pairsSpawned), hash: o.grid.stableHash))
+            o.checkpointDue = false
+        }
+        let outcome = o.grid.apply(.spawn(EggPair(value: value, colors: m.settings.colors)))
+        o.out.append(.spawn)
+        if case .toppedOut = outcome { o.isOut = true }
+        o.clock.reset()
+        owner = o
+    }
+
+    /// Sends the local inputs gathered so far as `inputs` messages.
+    mutating func flushOwner() {
+        guard let o = owner, !o.out.isEmpty else { return }
+        var start = 0
+        while start < o.out.count {
+            let end = min(o.out.count, start + MatchMessage.inputsPerMessageMax)
+            send(.inputs(game: o.game, items: Array(o.out[start..<end])))
+            start = end
+        }
+        owner!.out = []
+    }
+}
+
+extension MatchPeer {
+    /// The decided egg value of `round` of `game`, if known (current and next game only).
+    public func eggValue(game: UInt32, round: Int) -> UInt64? { rounds[game]?.value(round) }
+
+    /// The first undecided egg round of `game`.
+    public func frontier(game: UInt32) -> UInt32? { rounds[game]?.frontier }
+}

@@ -1,0 +1,164 @@
+/// # Consensus: voting rounds and the replicated match
+///
+/// `MatchPeer` is a sans-I/O state machine (no sockets, no clock). The driver feeds it the
+/// `PeerNetEvent`s of its `ReliableMulticast` core in delivery order (``handle(_:now:)``), local
+/// commands (``setReady(settings:wantsToPlay:)``, ``applyLocal(_:now:)``, ``tick(now:softDrop:)``)
+/// and pulls payloads to multicast (``pollSend()``) and application events (``pollEvent()``).
+///
+/// ## What is agreed, and how
+/// View synchrony (PeerNet) guarantees that every member that installs view V+1 delivered the
+/// same set of messages in view V, each sender's in order; the interleaving across senders may
+/// differ. So every decision here depends only on the view sequence and each sender's ordered
+/// stream:
+/// - **Egg rounds** (namespace = game number, see `EggRounds`): each member votes every round once,
+///   in order, in batches; a round is decided when every member of the current view has voted;
+///   the highest-ID member's vote wins. Decided rounds form a prefix, re-evaluated at every view
+///   change (departed members are no longer waited for). Each member votes ahead up to the highest
+///   pair index any player has spawned (as seen in the streams) + ``MatchPeerConfig/lookaheadRounds``.
+/// - **Start** (one-shot round per match counter): a member votes its proposal when ready;
+///   decided when every member voted; the highest-ID member's settings win; players are the voters
+///   that want to play, by ID (2–8; more spectate).
+/// - **Game over** (one-shot round per game): a peer that sees at most one live player (topped-out
+///   and departed players are out) votes the winner it observed; the highest-ID vote wins.
+/// - **Grids**: each player's ordered input stream (spawn / move / landGarbage) is applied to a
+///   `PlayerGrid` mirror on every peer; a spawn waits until the round of its pair index is decided.
+///   Garbage a spawn sends is credited to every other player; a `landGarbage(n)` waits until at
+///   least that much was credited (it cannot outrun the sends the owner saw). Owners publish a
+///   checkpoint after each pair settles; mirrors compare at the same stream position and raise
+///   ``MatchEvent/desync(_:)`` on mismatch.
+///
+/// ## Late joiners
+/// A peer listed in `view.joined` (or whose first view lists only joiners) has no history. At such
+/// a view, every old member drops its undecided votes and votes again from the frontier (votes are
+/// a pure function of the voter's seed and the round, so re-votes repeat themselves), and the
+/// highest-ID old member sends a ``Snapshot`` of the state as of the view's installation. The
+/// joiner buffers every delivery of the view until the snapshot arrives, adopts it, then replays the
+/// buffer. If every member of a view is new, all of them start from the empty lobby.
+/// A joiner mid-game does not mirror the game in progress (it shows "in progress" and votes
+/// "no winner observed" in its game-over round); it mirrors every following game.
+/// Known gap: if the snapshot sender fails before delivering it *and* the next view also adds a
+/// peer, the newest joiner may take an unsynced earlier joiner for a synced one and wait.
+
+import EggGame
+import PeerNet
+
+/// Configuration of one peer.
+public struct MatchPeerConfig: Sendable, Hashable {
+    public var id: PeerID
+    public var name: String
+    public var role: PeerRole
+    /// Seeds this peer's votes (a pure function of seed, game and round).
+    public var voteSeed: UInt64
+    /// How many rounds ahead of the highest spawned pair index this peer votes.
+    public var lookaheadRounds: Int = 64
+    /// Events kept for ``MatchPeer/pollEvent()`` at most (oldest dropped and counted).
+    public var eventsMax: Int = 65_536
+
+    public init(id: PeerID, name: String, role: PeerRole = .player, voteSeed: UInt64) {
+        self.id = id
+        self.name = name
+        self.role = role
+        self.voteSeed = voteSeed
+    }
+}
+
+/// A checkpoint that did not match its mirror.
+public struct Desync: Hashable, Sendable, CustomStringConvertible {
+    public var player: PeerID
+    public var game: UInt32
+    public var pairs: UInt32
+    public var ownerHash: UInt64
+    public var mirrorHash: UInt64
+
+    public var description: String {
+        "desync: player \(player.hex) game \(game) pair \(pairs): owner \(hex16(ownerHash)) mirror \(hex16(mirrorHash))"
+    }
+}
+
+/// What a ``MatchPeer`` reports to the application, in order.
+public enum MatchEvent: Hashable, Sendable {
+    case viewChanged(MembershipView)
+    /// This peer has the room state (fresh start or snapshot adopted).
+    case synced(fromSnapshot: Bool)
+    case lobbyChanged
+    case matchStarted(settings: MatchSettings, players: [PeerID])
+    /// A start round was decided with fewer than 2 players; everyone votes again.
+    case startFailed(playersCount: Int)
+    case gameStarted(game: UInt32, mirrored: Bool)
+    case roundsDecided(game: UInt32, rounds: Range<Int>)
+    case checkpointVerified(player: PeerID, game: UInt32, pairs: UInt32)
+    case desync(Desync)
+    case gameOver(game: UInt32, winner: PeerID?)
+    case matchOver(winner: PeerID?, wins: [PeerID: Int])
+}
+
+/// Counters for the summary and the tests.
+public struct MatchStats: Hashable, Sendable {
+    public var delivered = 0
+    public var sent = 0
+    public var invalidDropped = 0
+    public var duplicateVotes = 0
+    public var ignoredMessages = 0
+    public var checkpointsVerified = 0
+    public var desyncs = 0
+    public var eventsDropped = 0
+    public var maxEggWaitNanoseconds: UInt64 = 0
+    public var garbageOverdrawStalls = 0
+}
+
+/// A start vote's value.
+struct StartVote: Hashable, Sendable {
+    var settings: MatchSettings
+    var wantsToPlay: Bool
+}
+
+/// One item of a player's stream as a mirror queues it.
+enum StreamItem: Hashable, Sendable {
+    case input(StreamInput)
+    case checkpoint(pairs: UInt32, hash: UInt64)
+}
+
+/// One player's mirrored grid.
+public struct Mirror: Sendable {
+    public internal(set) var grid = PlayerGrid()
+    var queue: [StreamItem] = []
+    var queueHead = 0
+    /// Garbage credited to this player by other players' spawns.
+    public internal(set) var garbageReceived = 0
+    public internal(set) var garbageLanded = 0
+    public var isToppedOut: Bool { grid.state == .toppedOut }
+
+    static let queueMax = 1 << 16
+}
+
+/// The match in progress.
+public struct MatchState: Sendable {
+    public internal(set) var settings: MatchSettings
+    public internal(set) var players: [PeerID]
+    public internal(set) var wins: [PeerID: Int]
+    public internal(set) var game: UInt32
+    /// False when this peer joined during `game` and does not mirror it.
+    public internal(set) var mirrored: Bool
+    public internal(set) var mirrors: [PeerID: Mirror] = [:]
+    var gameOver = OneShotVote<PeerID?>()
+    var myGameOverVote: PeerID??
+    var gamesPlayed = 0
+    /// Pairs spawned per player (from the snapshot for an unmirrored game).
+    var spawnedBase: [PeerID: Int] = [:]
+
+    func pairsSpawned(_ player: PeerID) -> Int {
+        mirrors[player].map { $0.grid.pairsSpawned } ?? spawnedBase[player] ?? 0
+    }
+}
+
+/// The local player's own grid, driven by the driver's ticks and moves.
+public struct OwnerState: Sendable {
+    public internal(set) var game: UInt32
+    public internal(set) var grid = PlayerGrid()
+    var clock: GravityClock
+    var out: [StreamInput] = []
+    var garbageLanded = 0
+    var waitingSince: NetTime?
+    var checkpointDue = false
+    public internal(set) var isOut = false
+}

@@ -1,0 +1,125 @@
+import EggGame
+import PeerNet
+import Testing
+@testable import Consensus
+
+/// Starts `count` bot peers in one fresh view, all ready with `settings`.
+func startRoom(_ h: VSHarness, count: Int, settings: MatchSettings, level: BotLevel = .medium) -> [PeerID] {
+    let ids = (1...count).map { PeerID(UInt64($0) &* 0x1000_0000_0001) }
+    for id in ids { h.peers[id] = h.makePeer(id, bot: level) }
+    h.members = []
+    h.installView(members: ids, joining: ids)
+    for id in ids {
+        h.peers[id]!.setReady(settings: settings, wantsToPlay: true)
+        h.drainOutputs(id)
+    }
+    return ids
+}
+
+func matchOvers(_ h: VSHarness) -> [PeerID: PeerID?] {
+    var out: [PeerID: PeerID?] = [:]
+    for (id, events) in h.events {
+        for event in events { if case .matchOver(let winner, _) = event { out[id] = winner } }
+    }
+    return out
+}
+
+func desyncs(_ h: VSHarness) -> [String] {
+    h.events.flatMap { id, events in events.compactMap { if case .desync(let d) = $0 { "\(id.hex): \(d)" } else { nil } } }
+}
+
+@Suite("Replicated match")
+struct MatchTests {
+    @Test("lobby: a start vote with every member ready starts the match with the highest ID's settings")
+    func startVote() {
+        let h = VSHarness(seed: 1)
+        let ids = (1...3).map { PeerID(UInt64($0)) }
+        for id in ids { h.peers[id] = h.makePeer(id) }
+        h.installView(members: ids, joining: ids)
+        h.peers[ids[0]]!.setReady(settings: MatchSettings(speed: 1, colors: 5, gamesPerMatch: 1), wantsToPlay: true)
+        h.peers[ids[1]]!.setReady(settings: MatchSettings(speed: 2, colors: 4, gamesPerMatch: 3), wantsToPlay: false)
+        for id in ids.prefix(2) { h.drainOutputs(id) }
+        h.deliverAll(to: ids)
+        #expect(ids.allSatisfy { h.peers[$0]!.match == nil })
+        h.peers[ids[2]]!.setReady(settings: MatchSettings(speed: 7, colors: 6, gamesPerMatch: 5), wantsToPlay: true)
+        h.drainOutputs(ids[2])
+        h.deliverAll(to: ids)
+        for id in ids {
+            let m = h.peers[id]!.match
+            #expect(m?.settings == MatchSettings(speed: 7, colors: 6, gamesPerMatch: 5))
+            #expect(m?.players == [ids[0], ids[2]])
+        }
+    }
+
+    @Test("whole bot matches of 2, 3 and 8 players: checkpoints match and every peer agrees on the winner",
+          arguments: [2, 3, 8])
+    func botMatch(players: Int) {
+        for seed in UInt64(1)...2 {
+            let h = VSHarness(seed: seed &* 1000 &+ UInt64(players))
+            let ids = startRoom(h, count: players, settings: MatchSettings(speed: 9, colors: 4, gamesPerMatch: 3))
+            var ticks = 0
+            while matchOvers(h).count < ids.count && ticks < 60_000 {
+                h.tick(deliveries: players * players * 3)
+                ticks += 1
+            }
+            let overs = matchOvers(h)
+            #expect(overs.count == ids.count, "seed \(seed): match not over after \(ticks) ticks")
+            #expect(Set(overs.values.map { $0?.hex ?? "none" }).count == 1, "seed \(seed): winners differ \(overs)")
+            #expect(desyncs(h).count == 0, "seed \(seed): \(desyncs(h).count) desyncs, first \(desyncs(h).prefix(2))")
+            #expect(h.checkDecisionsAgree() == nil, "seed \(seed)")
+            let verified = ids.map { h.peers[$0]!.stats.checkpointsVerified }
+            #expect(verified.allSatisfy { $0 > players * 5 }, "seed \(seed): verified \(verified)")
+        }
+    }
+
+    @Test("voting under random interleavings, duplicates, crashes (incl. the highest ID) and joins: every peer decides the same values")
+    func votingFaults() {
+        var snapshotsAdopted = 0, crashes = 0, gamesOver = 0
+        for seed in UInt64(1)...100 {
+            let h = VSHarness(seed: seed)
+            h.duplicateProbability = 0.05
+            let count = 2 + Int(seed % 5)
+            var ids = startRoom(h, count: count, settings: MatchSettings(speed: 9, colors: 4, gamesPerMatch: 3), level: .easy)
+            var nextID: UInt64 = 100
+            for step in 0..<1_200 {
+                h.tick(deliveries: Int(h.pick(count * count * 2 + 1)))
+                guard step % 120 == 119 else { continue }
+                switch h.pick(3) {
+                case 0 where ids.count > 2:
+                    // Crash: the highest ID half of the time.
+                    let victim = h.pick(2) == 0 ? ids.max()! : ids[h.pick(ids.count)]
+                    ids.removeAll { $0 == victim }
+                    crashes += 1
+                    h.installView(members: ids, crashed: [victim])
+                case 1 where ids.count < 8:
+                    nextID += 1
+                    let joiner = PeerID(h.pick(2) == 0 ? nextID : UInt64.max - nextID)
+                    ids.append(joiner)
+                    h.installView(members: ids, joining: [joiner])
+                default:
+                    break
+                }
+                if let problem = h.checkDecisionsAgree() {
+                    Issue.record("seed \(seed): \(problem)")
+                    return
+                }
+            }
+            h.deliverAll(to: ids)
+            for events in h.events.values {
+                snapshotsAdopted += events.filter { $0 == .synced(fromSnapshot: true) }.count
+                gamesOver += events.filter { if case .gameOver = $0 { true } else { false } }.count
+            }
+            #expect(h.checkDecisionsAgree() == nil, "seed \(seed)")
+            #expect(desyncs(h).count == 0, "seed \(seed): \(desyncs(h).count) desyncs, first \(desyncs(h).prefix(2))")
+            // Liveness: with nothing in flight, every round anyone voted for is decided.
+            for id in ids {
+                guard let m = h.peers[id]!.match, h.peers[id]!.isSynced else { continue }
+                let frontier = h.peers[id]!.frontier(game: m.game) ?? 0
+                let spawned = m.players.map { m.pairsSpawned($0) }.max() ?? 0
+                #expect(Int(frontier) > spawned, "seed \(seed): \(id.hex) frontier \(frontier) spawned \(spawned)")
+            }
+        }
+        // The swarm must actually exercise joins, crashes and finished games.
+        #expect(snapshotsAdopted > 20 && crashes > 20 && gamesOver > 50, "\(snapshotsAdopted) \(crashes) \(gamesOver)")
+    }
+}

@@ -1,0 +1,66 @@
+import EggSim
+import PeerNet
+import Testing
+
+@Suite("PeerNet swarm")
+struct SwarmTests {
+    /// One seed of the reliable-delivery swarm; returns the failures (empty when all holds).
+    static func runReliability(seed: UInt64) -> [String] {
+        let options = SimOptions.swarm(seed: seed, peerCountMax: 8)
+        let total = 25
+        let network = SimNetwork(options: options, app: traffic(total: total, startWhenMembers: options.peerCount))
+        network.run(until: NetTime(nanoseconds: 3 * seconds))
+        var failures: [String] = []
+        if !network.runUntilConverged(timeoutNanoseconds: 30 * seconds, extra: { net in
+            net.nodes.allSatisfy { ($0.app as? TrafficApp)?.sent == total }
+        }) {
+            failures.append("did not converge: " + network.nodes.map { "\($0.peerID) \($0.core!.status) view \($0.core!.view.id) \($0.core!.view.members)" }.joined(separator: "; "))
+        }
+        failures += SimChecker.violations(network)
+        for receiver in network.nodes {
+            for sender in network.nodes {
+                let seqs = receiver.deliveredSeqs(from: sender.peerID)
+                if seqs != Array(1...UInt64(total)) {
+                    failures.append("\(receiver.peerID) delivered from \(sender.peerID): \(seqs.count) messages, first \(seqs.prefix(3)), last \(seqs.suffix(3))")
+                }
+            }
+        }
+        return failures.map { "\(options)\n  \($0)" }
+    }
+
+    /// 240 seeds in 4 chunks (the chunks run in parallel).
+    @Test("swarm: 2-8 peers, up to 30 % loss, duplication, reordering: every message delivered to every member exactly once, in order",
+          arguments: 0..<4)
+    func reliabilitySwarm(chunk: Int) {
+        for seed in UInt64(1 + 60 * chunk)...UInt64(60 + 60 * chunk) {
+            let failures = Self.runReliability(seed: seed)
+            #expect(failures.isEmpty, "reproduce with SwarmTests.runReliability(seed: \(seed)):\n\(failures.prefix(5).joined(separator: "\n"))")
+            if !failures.isEmpty { break }
+        }
+    }
+
+    /// One seed of the fault swarm (partitions, crashes, restarts): safety, then liveness.
+    static func runFaults(seed: UInt64) -> [String] {
+        let options = SimOptions.swarm(seed: seed, peerCountMax: 6, withFaults: true)
+        let network = SimNetwork(options: options, app: traffic(total: 200, startWhenMembers: 1, intervalNanoseconds: 50 * ms))
+        network.faultsEnabled = true
+        network.run(until: NetTime(nanoseconds: 15 * seconds))
+        var failures: [String] = []
+        if !network.runUntilConverged(timeoutNanoseconds: 40 * seconds) {
+            failures.append("did not converge: " + network.nodes.map { "\($0.peerID) \($0.core!.status) view \($0.core!.view.id) \($0.core!.view.members)" }.joined(separator: "; "))
+        }
+        failures += SimChecker.violations(network)
+        return failures.map { "\(options)\n  \($0)" }
+    }
+
+    /// 40 seeds in 2 chunks.
+    @Test("swarm: partitions, crashes and restarts under loss: view synchrony holds and the group converges once faults stop",
+          arguments: 0..<2)
+    func faultSwarm(chunk: Int) {
+        for seed in UInt64(1 + 20 * chunk)...UInt64(20 + 20 * chunk) {
+            let failures = Self.runFaults(seed: seed)
+            #expect(failures.isEmpty, "reproduce with SwarmTests.runFaults(seed: \(seed)):\n\(failures.prefix(5).joined(separator: "\n"))")
+            if !failures.isEmpty { break }
+        }
+    }
+}

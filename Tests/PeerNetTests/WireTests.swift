@@ -1,0 +1,189 @@
+import EggSim
+@testable import PeerNet
+import Testing
+
+@Suite("PeerNet wire")
+struct WireTests {
+    static let room = FNV1a.hash(Array("eggs".utf8))
+    static let crc = Authenticator(passphrase: nil)
+
+    static func envelope(_ kind: FrameKind, version: UInt16 = Wire.version) -> Envelope {
+        Envelope(version: version, kind: kind.rawValue, room: room, sender: PeerID(0xABCD), incarnation: 7, packetNumber: 99)
+    }
+
+    static let samples: [Frame] = [
+        .heartbeat(status: 1, viewID: 3, viewKey: 0xDEAD, sentSeq: 12, delivered: [(PeerID(1), UInt64(5)), (PeerID(0xABCD), UInt64(12))]),
+        .data([
+            DataItem(origin: Member(id: PeerID(1), incarnation: 2), viewID: 3, seq: 4, payload: [1, 2, 3]),
+            DataItem(origin: Member(id: PeerID(9), incarnation: 1), viewID: 3, seq: 1, payload: []),
+        ]),
+        .nack(origin: Member(id: PeerID(1), incarnation: 2), ranges: [1...3, 7...7]),
+        .propose(attempt: 2, baseID: 3, baseKey: 44, members: [Member(id: PeerID(1), incarnation: 2), Member(id: PeerID(5), incarnation: 1)]),
+        .ack(Ballot(attempt: 2, coordinator: PeerID(1)), viewID: 3, viewKey: 44, ownSeq: 8, holdings: [(PeerID(1), UInt64(7))]),
+        .cut(attempt: 2, baseID: 3, baseKey: 44, newViewID: 4, entries: [
+            CutEntry(member: Member(id: PeerID(1), incarnation: 2), cut: 9, inBase: true, inNew: true),
+            CutEntry(member: Member(id: PeerID(2), incarnation: 1), cut: 3, inBase: true, inNew: false),
+        ]),
+        .ready(Ballot(attempt: 2, coordinator: PeerID(1))),
+        .install(Ballot(attempt: 2, coordinator: PeerID(1)), newViewID: 4),
+        .leave(sentSeq: 77),
+    ]
+
+    @Test("wire: every frame kind survives an encode/decode round trip, with CRC and with HMAC")
+    func roundTrip() {
+        for auth in [Self.crc, Authenticator(passphrase: "secret")] {
+            for frame in Self.samples {
+                let env = Self.envelope(frame.kind)
+                let bytes = Wire.encode(frame, envelope: env, auth: auth)
+                #expect(bytes.count <= 1200)
+                guard case let .frame(decodedEnvelope, decoded) = Wire.decode(bytes, room: Self.room, auth: auth, datagramBytesMax: 1200) else {
+                    Issue.record("\(frame.kind) did not decode")
+                    continue
+                }
+                #expect(decodedEnvelope == env)
+                #expect(decoded == frame)
+            }
+        }
+    }
+
+    @Test("wire: the header starts with magic EG and version 1, big-endian")
+    func headerLayout() {
+        let bytes = Wire.encode(.leave(sentSeq: 1), envelope: Self.envelope(.leave), auth: Self.crc)
+        #expect(Array(bytes.prefix(4)) == [0x45, 0x47, 0x00, 0x01])
+        #expect(bytes[5] == FrameKind.leave.rawValue)
+        #expect(bytes.count == Wire.headerBytes + 8 + Wire.crcBytes)
+    }
+
+    @Test("wire: every prefix of a datagram is rejected without a crash")
+    func truncations() {
+        let bytes = Wire.encode(Self.samples[1], envelope: Self.envelope(.data), auth: Self.crc)
+        for n in 0..<bytes.count {
+            guard case .drop = Wire.decode(Array(bytes.prefix(n)), room: Self.room, auth: Self.crc, datagramBytesMax: 1200) else {
+                Issue.record("prefix \(n) accepted")
+                continue
+            }
+        }
+    }
+
+    @Test("wire: a datagram of another room or beyond 1200 bytes is dropped")
+    func roomAndSize() {
+        let bytes = Wire.encode(.leave(sentSeq: 1), envelope: Self.envelope(.leave), auth: Self.crc)
+        guard case .drop(.foreignRoom) = Wire.decode(bytes, room: Self.room ^ 1, auth: Self.crc, datagramBytesMax: 1200) else {
+            Issue.record("foreign room accepted")
+            return
+        }
+        guard case .drop(.oversized) = Wire.decode(bytes + [UInt8](repeating: 0, count: 1200), room: Self.room, auth: Self.crc, datagramBytesMax: 1200) else {
+            Issue.record("oversized accepted")
+            return
+        }
+    }
+
+    @Test("wire: CRC-32 matches the standard check value")
+    func crcCheckValue() {
+        #expect(CRC32.checksum(Array("123456789".utf8)) == 0xCBF4_3926)
+    }
+
+    @Test("wire: a peer of another protocol version is reported incompatible once and never joined")
+    func versionMismatch() {
+        let core = ReliableMulticast(config: PeerNetConfig(peerID: PeerID(1)), now: .zero)
+        for packet in UInt64(1)...3 {
+            var env = Self.envelope(.heartbeat, version: 2)
+            env.packetNumber = packet
+            let hb = Frame.heartbeat(status: 0, viewID: 0, viewKey: 0, sentSeq: 0, delivered: [])
+            core.handleDatagram(Wire.encode(hb, envelope: env, auth: Self.crc), now: .zero)
+        }
+        var events: [PeerNetEvent] = []
+        while let e = core.pollEvent() { events.append(e) }
+        #expect(events == [.incompatible(peer: PeerID(0xABCD), version: 2)])
+        #expect(core.stats.droppedWrongVersion == 3)
+        #expect(core.stats.datagramsAccepted == 0)
+        core.handleTimeout(now: .milliseconds(2000))
+        #expect(core.status == .joining || core.view.members == [PeerID(1)])
+        #expect(!core.view.members.contains(PeerID(0xABCD)))
+    }
+}
+
+@Suite("PeerNet hostile input")
+struct FuzzTests {
+    /// A formed, lossless 3-peer group with traffic; returns it and the datagrams peer 1 received.
+    static func capture(passphrase: String? = nil) -> (SimNetwork, [[UInt8]]) {
+        var options = SimOptions(seed: 11, peerCount: 3)
+        options.passphrase = passphrase
+        let network = SimNetwork(options: options, app: traffic(total: 30, startWhenMembers: 3, intervalNanoseconds: 10 * ms))
+        var captured: [[UInt8]] = []
+        network.filter = { packet in
+            if packet.to == PeerID(1), packet.from != PeerID(1) { captured.append(packet.bytes) }
+            return true
+        }
+        #expect(network.runUntilConverged(timeoutNanoseconds: 10 * seconds) || true)
+        network.filter = { packet in
+            if packet.to == PeerID(1), packet.from != PeerID(1) { captured.append(packet.bytes) }
+            return true
+        }
+        network.run(forNanoseconds: 2 * seconds)
+        return (network, captured)
+    }
+
+    @Test("fuzz: thousands of random, bit-flipped, truncated, extended, spliced and replayed datagrams: no crash, no delivery, every one counted")
+    func hostileDatagrams() {
+        let (network, captured) = Self.capture()
+        #expect(captured.count > 50)
+        let node = network.node(PeerID(1))
+        let core = node.core!
+        let before = core.stats
+        let logBefore = node.log.count
+        var rng = SimRandom(seed: 0xF022)
+        let count = 6000
+        for i in 0..<count {
+            var d = captured[Int(rng.next(upTo: UInt64(captured.count - 1)))]
+            switch i % 6 {
+            case 0:
+                for _ in 0...rng.next(upTo: 2) {
+                    let bit = Int(rng.next(upTo: UInt64(d.count * 8 - 1)))
+                    d[bit / 8] ^= 1 << UInt8(bit % 8)
+                }
+            case 1: d = Array(d.prefix(Int(rng.next(upTo: UInt64(d.count - 1)))))
+            case 2: d += (0...rng.next(upTo: 40)).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+            case 3: break // exact replay of a datagram already received
+            case 4: d = (0..<rng.next(upTo: 1300)).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+            default:
+                let other = captured[Int(rng.next(upTo: UInt64(captured.count - 1)))]
+                let cut = Int(rng.next(upTo: UInt64(min(d.count, other.count) - 1)))
+                d = Array(d.prefix(cut)) + Array(other.dropFirst(cut))
+                if d == other { d[d.count - 1] ^= 0x5A }
+            }
+            network.inject(d, to: PeerID(1))
+        }
+        let after = core.stats
+        #expect(after.datagramsReceived - before.datagramsReceived == UInt64(count))
+        #expect(after.datagramsAccepted == before.datagramsAccepted)
+        #expect(after.droppedInvalid - before.droppedInvalid == UInt64(count))
+        #expect(after.droppedReplayed - before.droppedReplayed >= UInt64(count / 6))
+        #expect(after.messagesDelivered == before.messagesDelivered)
+        #expect(node.log.count == logBefore, "no event at all from hostile input")
+        // The group still works afterwards.
+        #expect(network.runUntilConverged(timeoutNanoseconds: 10 * seconds))
+    }
+
+    @Test("passphrase: datagrams without an HMAC, or with a wrong one, are dropped and counted; the group works with it")
+    func passphrase() {
+        let (network, captured) = Self.capture(passphrase: "open sesame")
+        #expect(network.converged)
+        let node = network.node(PeerID(1))
+        #expect(node.deliveredSeqs(from: PeerID(2)) == Array(1...30))
+        let core = node.core!
+        let before = core.stats.droppedUnauthenticated
+        var forged: [[UInt8]] = []
+        for pass in [nil, "wrong"] as [String?] {
+            let intruder = ReliableMulticast(config: PeerNetConfig(peerID: PeerID(2), incarnation: 99, passphrase: pass), now: network.now)
+            intruder.handleTimeout(now: network.now)
+            while let d = intruder.pollTransmit() { forged.append(d) }
+        }
+        var tampered = captured.last!
+        tampered[Wire.headerBytes] ^= 1
+        forged.append(tampered)
+        for d in forged { network.inject(d, to: PeerID(1)) }
+        #expect(core.stats.droppedUnauthenticated - before == UInt64(forged.count))
+        #expect(core.view.members == [1, 2, 3].map(PeerID.init))
+    }
+}
