@@ -51,6 +51,9 @@ let package = Package(
             name: "eggs-tui",
             dependencies: [
                 "EggGame", "PeerNet", "PeerNetUDP", "Consensus", "CNcurses",
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -120,6 +120,12 @@ public struct MatchPeer: Sendable {
     /// Whether this peer voted in the open start round.
     public var isReady: Bool { myStart[matchRound] != nil }
 
+    /// The members whose start vote for the coming match has been delivered (they are ready),
+    /// with whether each wants to play.
+    public var readyPeers: [PeerID: Bool] {
+        (startVotes[matchRound]?.votes ?? [:]).mapValues(\.wantsToPlay)
+    }
+
     /// Announces that this peer leaves the room.
     public mutating func leave() { send(.leave) }
 

@@ -1,0 +1,233 @@
+import ArgumentParser
+import Consensus
+import EggGame
+import NIOPosix
+import PeerNet
+import PeerNetUDP
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A headless bot peer: a ``NetPeer`` whose moves come from the EggGame bot.
+final class BotPeer {
+    let peer: NetPeer
+    private var player: BotPlayer
+    private let settings: MatchSettings
+    private let playersWanted: Int
+    private let gamesMax: Int?
+    private(set) var stopped = false
+
+    init(peer: NetPeer, level: BotLevel, seed: UInt64, settings: MatchSettings, playersWanted: Int, gamesMax: Int?) {
+        self.peer = peer
+        self.player = BotPlayer(level: level, seed: seed)
+        self.settings = settings
+        self.playersWanted = playersWanted
+        self.gamesMax = gamesMax
+    }
+
+    /// Whether this bot has played the games it was asked for.
+    var isDone: Bool { gamesMax.map { peer.gamesOver >= $0 } ?? false }
+
+    /// One 60 Hz tick: get ready when enough players are in the room, play the live pair.
+    func tick() {
+        var player = self.player
+        let playersWanted = self.playersWanted, settings = self.settings
+        let wantsMore = !isDone
+        peer.withMatch { match, now in
+            if wantsMore, match.isSynced, match.match == nil, !match.isReady,
+               Self.playersPresent(match) >= playersWanted {
+                match.setReady(settings: settings, wantsToPlay: true)
+            }
+            match.tick(now: now)
+            if let grid = match.owner?.grid, grid.state == .live, match.owner?.isOut == false,
+               let move = player.tick(grid: grid, next: match.ownerNextPair) {
+                _ = match.applyLocal(move, now: now)
+            }
+        }
+        self.player = player
+    }
+
+    static func playersPresent(_ match: MatchPeer) -> Int {
+        guard let view = match.view else { return 0 }
+        return view.members.filter { match.lobby[$0]?.role == .player }.count
+    }
+}
+
+extension EggsCommand {
+    /// Headless bot peers (SPEC §3).
+    struct Bot: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Run headless bot peers that play matches on the network.",
+            discussion: "Bots get ready when --players players are in the room and play match after match until --seconds or --games is reached, or Ctrl-C."
+        )
+
+        @OptionGroup var network: NetworkOptions
+        @OptionGroup var settings: MatchSettingsOptions
+
+        @Option(help: "How many bot peers this process runs (with --id, their IDs count up from it).")
+        var count: Int = 1
+
+        @Option(help: "The bots' level: easy, medium, hard or insane.")
+        var level: BotLevel = .medium
+
+        @Option(help: "Stop after this many seconds.")
+        var seconds: Double?
+
+        @Option(help: "Stop after each bot has played this many games.")
+        var games: Int?
+
+        @Option(help: "How many players a match waits for.")
+        var players: Int = 2
+
+        @Option(help: "Write a JSON report here at exit.")
+        var summary: String?
+
+        @Option(help: "Seed of the bots' moves (default: random).")
+        var seed: UInt64?
+
+        func validate() throws {
+            guard (1...16).contains(count) else { throw ValidationError("--count must be from 1 to 16") }
+            guard (2...8).contains(players) else { throw ValidationError("--players must be from 2 to 8") }
+            if let seconds, !(seconds > 0 && seconds <= 86_400) { throw ValidationError("--seconds must be from 0 to 86400") }
+            if let games, !(1...10_000).contains(games) { throw ValidationError("--games must be from 1 to 10000") }
+        }
+
+        func run() throws {
+            let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+            defer { try? group.syncShutdownGracefully() }
+            var generator = SystemRandomNumberGenerator()
+            let baseSeed = seed ?? generator.next()
+            let firstID = network.peerID()
+            let matchSettings = MatchSettings(speed: settings.speed, colors: settings.colors, gamesPerMatch: settings.bestOf)
+            var bots: [BotPeer] = []
+            for index in 0..<count {
+                let id = PeerID(firstID.raw &+ UInt64(index))
+                var net = PeerNetConfig(room: network.room, peerID: id, incarnation: MonotonicClock.wallMicroseconds())
+                net.passphrase = network.effectivePassphrase
+                let logPath = count == 1 ? network.logPath(peer: id) : Self.numbered(network.logPath(peer: id), id: id, explicit: network.log != nil)
+                let options = NetPeer.Options(name: "bot-\(id.hex.suffix(4))", net: net, multicast: network.multicast, logPath: logPath)
+                let peer: NetPeer
+                do {
+                    peer = try NetPeer(options: options, group: group)
+                } catch let error as MulticastSocketError {
+                    throw CommandFailure.badInput(error.description)
+                }
+                bots.append(BotPeer(peer: peer, level: level, seed: baseSeed &+ UInt64(index), settings: matchSettings,
+                                    playersWanted: players, gamesMax: games))
+            }
+            installStopHandlers()
+            let start = MonotonicClock.now()
+            let deadline = seconds.map { start.adding(nanoseconds: UInt64($0 * 1e9)) }
+            var nextTick = start.nanoseconds
+            while BotCommandState.stop == 0 {
+                let now = MonotonicClock.now()
+                if let deadline, now >= deadline { break }
+                if games != nil && bots.allSatisfy(\.isDone) { break }
+                if now.nanoseconds >= nextTick {
+                    for bot in bots { bot.tick() }
+                    nextTick += GameLoop.tickNanoseconds
+                    if nextTick < now.nanoseconds { nextTick = now.nanoseconds + GameLoop.tickNanoseconds }
+                }
+                let sleepNanos = nextTick > MonotonicClock.now().nanoseconds ? nextTick - MonotonicClock.now().nanoseconds : 0
+                if sleepNanos > 0 { usleep(UInt32(min(sleepNanos / 1_000, 100_000))) }
+            }
+            let reports = bots.map { BotReport(bot: $0) }
+            for bot in bots { bot.peer.close() }
+            if let summary { try BotReport.write(reports, to: summary) }
+            let desyncs = reports.reduce(0) { $0 + $1.desyncs }
+            if desyncs > 0 { throw CommandFailure.detected("\(desyncs) checkpoint mismatch(es); see the logs") }
+        }
+
+        static func numbered(_ path: String, id: PeerID, explicit: Bool) -> String {
+            guard explicit else { return path }
+            if path.hasSuffix(".jsonl") { return String(path.dropLast(6)) + "-\(id.hex).jsonl" }
+            return path + "-\(id.hex)"
+        }
+
+        private func installStopHandlers() {
+            signal(SIGINT) { _ in BotCommandState.stop = 1 }
+            signal(SIGTERM) { _ in BotCommandState.stop = 1 }
+        }
+    }
+}
+
+enum BotCommandState {
+    nonisolated(unsafe) static var stop: Int32 = 0
+}
+
+/// One bot's part of the `--summary` JSON (SPEC §5).
+struct BotReport {
+    var peer: PeerID
+    var games: Int
+    var wins: Int
+    var checkpointsVerified: Int
+    var desyncs: Int
+    var maxEggWaitMs: Double
+    var sent: UInt64
+    var retransmitted: UInt64
+    var droppedInvalid: UInt64
+    var delivered: UInt64
+    var views: UInt64
+    var log: String
+
+    init(bot: BotPeer) {
+        let (match, net, _) = bot.peer.snapshot()
+        peer = bot.peer.id
+        games = bot.peer.gamesOver
+        wins = bot.peer.wins
+        checkpointsVerified = match.stats.checkpointsVerified
+        desyncs = match.stats.desyncs
+        maxEggWaitMs = Double(match.stats.maxEggWaitNanoseconds) / 1e6
+        sent = net.messagesSent
+        retransmitted = net.messagesRetransmitted
+        droppedInvalid = net.droppedInvalid + UInt64(match.stats.invalidDropped)
+        delivered = net.messagesDelivered
+        views = net.viewsInstalled
+        log = bot.peer.logPath
+    }
+
+    var json: String {
+        let fields: [(String, String)] = [
+            ("peer", "\"\(peer.hex)\""), ("games", "\(games)"), ("wins", "\(wins)"),
+            ("checkpointsVerified", "\(checkpointsVerified)"), ("desyncs", "\(desyncs)"),
+            ("maxEggWaitMs", String(format3(maxEggWaitMs))), ("sent", "\(sent)"), ("retransmitted", "\(retransmitted)"),
+            ("droppedInvalid", "\(droppedInvalid)"), ("delivered", "\(delivered)"), ("views", "\(views)"),
+            ("log", jsonString(log)),
+        ]
+        return "{" + fields.map { "\"\($0.0)\": \($0.1)" }.joined(separator: ", ") + "}"
+    }
+
+    static func write(_ reports: [BotReport], to path: String) throws {
+        let text = "{\"bots\": [\n  " + reports.map(\.json).joined(separator: ",\n  ") + "\n]}\n"
+        let file = try LogFile(path: path)
+        file.write(String(text.dropLast()))
+        file.close()
+    }
+}
+
+func format3(_ value: Double) -> String {
+    let scaled = (value * 1000).rounded()
+    let whole = Int(scaled) / 1000, frac = Int(scaled) % 1000
+    return "\(whole).\(String(frac + 1000).dropFirst())"
+}
+
+func jsonString(_ text: String) -> String {
+    var out = "\""
+    for scalar in text.unicodeScalars {
+        switch scalar {
+        case "\"": out += "\\\""
+        case "\\": out += "\\\\"
+        case "\n": out += "\\n"
+        case "\t": out += "\\t"
+        case "\r": out += "\\r"
+        default:
+            if scalar.value < 0x20 {
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+    }
+    return out + "\""
+}

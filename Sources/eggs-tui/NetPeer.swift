@@ -1,0 +1,145 @@
+import Consensus
+import DequeModule
+import EggGame
+import NIOCore
+import PeerNet
+import PeerNetUDP
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One peer of this process on the network: a PeerNet core on a real multicast socket
+/// (``PeerHost``), the replicated match (``MatchPeer``) and the message log.
+///
+/// Everything mutable lives under the host's lock: the NIO event loop hands it datagrams
+/// and timers, the game loop (terminal or bot ticker) hands it ticks and moves through
+/// ``withMatch(_:)``. Payloads the send window cannot take yet wait in a bounded outbox.
+final class NetPeer: @unchecked Sendable {
+    struct Options {
+        var name: String
+        var role: PeerRole = .player
+        var net: PeerNetConfig
+        var multicast: MulticastOptions
+        var logPath: String
+    }
+
+    /// Payloads waiting for room in the send window, at most.
+    static let outboxMax = 4_096
+
+    let id: PeerID
+    let logPath: String
+    private var host: PeerHost!
+    private var match: MatchPeer
+    private var outbox = Deque<[UInt8]>()
+    private let log: LogFile
+    private var recentEvents = Deque<MatchEvent>()
+    private(set) var outboxOverflows = 0
+    private(set) var gamesOver = 0
+    private(set) var wins = 0
+
+    init(options: Options, group: EventLoopGroup) throws {
+        id = options.net.peerID
+        logPath = options.logPath
+        var generator = SystemRandomNumberGenerator()
+        match = MatchPeer(config: MatchPeerConfig(id: id, name: options.name, role: options.role, voteSeed: generator.next()))
+        log = try LogFile(path: options.logPath)
+        log.write(MessageLog.header(peer: id, room: options.net.room))
+        host = try PeerHost(config: options.net, options: options.multicast, group: group) { [unowned self] event, core, now in
+            self.received(event, core: core, now: now)
+        }
+    }
+
+    /// Runs `body` with the match under the lock, then sends what it queued.
+    @discardableResult
+    func withMatch<T>(_ body: (inout MatchPeer, NetTime) -> T) -> T {
+        host.withCore { core in
+            let now = MonotonicClock.now()
+            let result = body(&match, now)
+            flush(core: core, now: now)
+            return result
+        }
+    }
+
+    /// A consistent snapshot of the match and the network counters.
+    func snapshot() -> (match: MatchPeer, net: PeerNetStats, view: MembershipView) {
+        host.withCore { core in (match, core.stats, core.view) }
+    }
+
+    /// Match events since the last call (bounded).
+    func takeEvents() -> [MatchEvent] {
+        host.withCore { _ in
+            defer { recentEvents.removeAll() }
+            return Array(recentEvents)
+        }
+    }
+
+    /// Says goodbye (a `leave` message and PeerNet's graceful leave) and closes the socket.
+    func close() {
+        withMatch { match, _ in match.leave() }
+        host.close()
+        log.close()
+    }
+
+    private func received(_ event: PeerNetEvent, core: ReliableMulticast, now: NetTime) {
+        if let line = MessageLog.line(for: event, atMicroseconds: Int64(MonotonicClock.wallMicroseconds())) {
+            log.write(line)
+        }
+        match.handle(event, now: now)
+        flush(core: core, now: now)
+    }
+
+    /// Moves the match's payloads into the outbox and the outbox into the send window,
+    /// and keeps the match's events for the game loop.
+    private func flush(core: ReliableMulticast, now: NetTime) {
+        while let payload = match.pollSend() {
+            if outbox.count >= Self.outboxMax {
+                outboxOverflows += 1
+                outbox.removeFirst()
+            }
+            outbox.append(payload)
+        }
+        while let payload = outbox.first {
+            do {
+                try core.send(payload, now: now)
+                outbox.removeFirst()
+            } catch {
+                break
+            }
+        }
+        while let event = match.pollEvent() {
+            if case .gameOver(_, let winner) = event, match.match?.players.contains(id) ?? true {
+                gamesOver += 1
+                if winner == id { wins += 1 }
+            }
+            if recentEvents.count >= 1_024 { recentEvents.removeFirst() }
+            recentEvents.append(event)
+        }
+    }
+}
+
+/// An append-only log file, one line per write, flushed at once so a crash loses at most
+/// the line being written.
+final class LogFile: @unchecked Sendable {
+    private var fd: Int32
+
+    init(path: String) throws {
+        if let slash = path.lastIndex(of: "/") {
+            NetworkOptions.makeDirectories(String(path[..<slash]))
+        }
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            throw CommandFailure.badInput("cannot write the log '\(path)': \(String(cString: strerror(errno)))")
+        }
+    }
+
+    func write(_ line: String) {
+        guard fd >= 0 else { return }
+        FileHandleOutput.writeAll(fd, line + "\n")
+    }
+
+    func close() {
+        guard fd >= 0 else { return }
+        Glibc.close(fd)
+        fd = -1
+    }
+}

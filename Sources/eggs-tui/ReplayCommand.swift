@@ -1,0 +1,77 @@
+import ArgumentParser
+import Consensus
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension EggsCommand {
+    /// Plays a recorded match back, or verifies it headless (SPEC §3, §5).
+    struct Replay: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Play a recorded match back from any peer's message log, or verify it.",
+            discussion: """
+                Keys during playback: space pauses, . steps one message while paused, + and - change \
+                the speed, n seeks to the next game, q quits. --verify replays headless, checks every \
+                checkpoint and prints one JSON line: exit 0 when all match, 1 naming a mismatch, \
+                2 naming a corrupt line. A log cut off mid-line replays up to its last whole line.
+                """
+        )
+
+        @Argument(help: "The message log (JSON Lines).")
+        var log: String
+
+        @Flag(help: "Replay headless, check every checkpoint and print one JSON line.")
+        var verify = false
+
+        @Option(help: "Playback speed factor (0.25 to 64).")
+        var speed: Double = 1
+
+        @Flag(name: .customLong("no-color"), help: "Draw without colours (NO_COLOR is respected too).")
+        var noColor = false
+
+        func validate() throws {
+            guard speed >= 0.25 && speed <= 64 else { throw ValidationError("--speed must be from 0.25 to 64") }
+        }
+
+        func run() throws {
+            if verify {
+                try runVerify()
+            } else {
+                let term = try Terminal(noColor: noColor)
+                defer { term.restore() }
+                let screen = try ReplayScreen(path: log, speed: speed, unicode: term.unicode)
+                GameLoop.run(screen, on: term)
+                if let failure = screen.failure { throw failure }
+            }
+        }
+
+        private func runVerify() throws {
+            let fd = open(log, O_RDONLY)
+            guard fd >= 0 else { throw CommandFailure.badInput("cannot open '\(log)': \(String(cString: strerror(errno)))") }
+            defer { close(fd) }
+            var replay = Consensus.Replay()
+            var buffer = [UInt8](repeating: 0, count: 1 << 16)
+            let report: ReplayReport
+            do {
+                while true {
+                    let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+                    if count < 0 && errno == EINTR { continue }
+                    if count < 0 { throw CommandFailure.badInput("cannot read '\(log)': \(String(cString: strerror(errno)))") }
+                    if count == 0 { break }
+                    try replay.receive(Array(buffer[0..<count]))
+                }
+                report = try replay.finish()
+            } catch let error as ReplayError {
+                throw CommandFailure.badInput("\(log): \(error)")
+            }
+            FileHandleOutput.stdout(report.json)
+            if let line = report.truncatedAtLine {
+                FileHandleOutput.stderr("eggs-tui: \(log): line \(line) is cut off; replayed up to the last whole line")
+            }
+            if let desync = report.desyncs.first {
+                throw CommandFailure.detected("\(log): checkpoint mismatch: \(desync)")
+            }
+            if !report.ok { throw CommandFailure.detected("\(log): the replay does not verify") }
+        }
+    }
+}

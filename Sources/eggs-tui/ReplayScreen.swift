@@ -1,0 +1,152 @@
+import Consensus
+import EggGame
+import PeerNet
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Plays a message log back in the terminal through the same replica logic the game uses.
+final class ReplayScreen: Screen {
+    private var events: [(event: PeerNetEvent, at: Int64)] = []
+    private var replica: MatchPeer
+    private var position = 0
+    private var speed: Double
+    private var paused = false
+    private var clockMicros: Double = 0
+    private let glyphs: Glyphs
+    private let path: String
+    private var truncatedAt: Int?
+    private var desyncs: [Desync] = []
+    private var lastChains: [PeerID: Int] = [:]
+    private(set) var finished = false
+    /// A corrupt line met during playback (the command exits 2 with it).
+    private(set) var failure: CommandFailure?
+
+    /// Logs larger than this are refused (they are read into memory).
+    static let logBytesMax = 1 << 30
+
+    init(path: String, speed: Double, unicode: Bool) throws {
+        self.path = path
+        self.speed = speed
+        self.glyphs = Glyphs(unicode: unicode)
+        var reader = LogReader()
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { throw CommandFailure.badInput("cannot open '\(path)': \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        guard let bytes = FileHandleOutput.readAll(fd, limit: Self.logBytesMax) else {
+            throw CommandFailure.badInput("cannot read '\(path)', or it is over \(Self.logBytesMax) bytes")
+        }
+        reader.receive(bytes)
+        reader.finish()
+        var header: PeerID?
+        reading: while true {
+            let next: LogReaderEvent
+            do {
+                next = try reader.nextEvent()
+            } catch {
+                throw CommandFailure.badInput("\(path): \(error)")
+            }
+            switch next {
+            case .header(let peer, _, _): header = peer
+            case .event(let event, let at, _): events.append((event, at))
+            case .truncated(let line):
+                truncatedAt = line
+                break reading
+            case .needData, .end: break reading
+            }
+        }
+        guard let header else { throw CommandFailure.badInput("\(path): line 1: not an eggs log header") }
+        var config = MatchPeerConfig(id: header, name: "replay", role: .spectator, voteSeed: 0)
+        config.eventsMax = 1 << 20
+        replica = MatchPeer(config: config)
+        clockMicros = Double(events.first?.at ?? 0)
+    }
+
+    var wantsTicks: Bool { !paused && position < events.count }
+
+    func handle(key: TerminalKey) {
+        switch key {
+        case .character("q"), .escape: finished = true
+        case .character(" "), .character("p"): paused.toggle()
+        case .character("."): if paused { applyNext() }
+        case .character("+"), .character("="): speed = min(64, speed * 2)
+        case .character("-"): speed = max(0.25, speed / 2)
+        case .character("n"): seekNextGame()
+        default: break
+        }
+    }
+
+    func interrupted() { finished = true }
+
+    func tick() -> Bool {
+        clockMicros += 1_000_000.0 / 60.0 * speed
+        var changed = false
+        while position < events.count && Double(events[position].at) <= clockMicros {
+            applyNext()
+            changed = true
+        }
+        return changed
+    }
+
+    private func applyNext() {
+        guard position < events.count else { return }
+        let (event, at) = events[position]
+        position += 1
+        clockMicros = max(clockMicros, Double(at))
+        replica.handle(event, now: NetTime(nanoseconds: UInt64(max(0, at)) &* 1_000))
+        while replica.pollSend() != nil {}
+        var startedGame = false
+        while let e = replica.pollEvent() {
+            switch e {
+            case .desync(let d): desyncs.append(d)
+            case .gameStarted: startedGame = true
+            default: break
+            }
+        }
+        if startedGame { lastChains = [:] }
+        if case .delivered(let d) = event, let grid = replica.match?.mirrors[d.from]?.grid, let chain = grid.lastChain {
+            lastChains[d.from] = chain.chain
+        }
+    }
+
+    /// Applies messages until the next game starts (or the log ends).
+    private func seekNextGame() {
+        let game = replica.match?.game
+        while position < events.count {
+            applyNext()
+            if let current = replica.match?.game, current != game, replica.match?.mirrors.isEmpty == false { break }
+        }
+    }
+
+    func draw(on term: Terminal) {
+        if GameLoop.drawTooSmall(on: term, columns: MatchView.minimumColumns, rows: MatchView.minimumRows) { return }
+        let at = position < events.count ? "message \(position)/\(events.count)" : "end of log (\(events.count) messages)"
+        term.put(0, 0, "eggs replay — \(path)", bold: true)
+        if let match = replica.match {
+            term.put(1, 0, "game \(match.game + 1), best of \(match.settings.gamesPerMatch)   \(at)   speed ×\(speed)\(paused ? "  PAUSED" : "")")
+            let panels = match.players.map { id -> PlayerPanel in
+                let grid = match.mirrors[id]?.grid ?? PlayerGrid()
+                let next = replica.eggValue(game: match.game, round: grid.pairsSpawned)
+                    .map { [EggPair(value: $0, colors: match.settings.colors)] } ?? []
+                let mirror = match.mirrors[id]
+                return PlayerPanel(
+                    name: replica.lobby[id]?.name ?? id.hex, grid: grid, next: next, wins: match.wins[id] ?? 0,
+                    incomingGarbage: max(0, (mirror?.garbageReceived ?? 0) - (mirror?.garbageLanded ?? 0)),
+                    chain: lastChains[id] ?? 0, status: grid.state == .toppedOut ? "out" : id.hex.suffix(8).description,
+                    isLocal: false, alert: grid.state == .toppedOut)
+            }
+            MatchView.draw(panels, on: term, glyphs: glyphs, top: 2)
+        } else {
+            term.put(1, 0, "lobby   \(at)   speed ×\(speed)\(paused ? "  PAUSED" : "")")
+            var row = 3
+            for (id, hello) in replica.lobby.sorted(by: { $0.key < $1.key }) {
+                term.put(row, 2, "\(id.hex)  \(hello.name)  \(hello.role == .player ? "player" : "spectator")")
+                row += 1
+            }
+        }
+        var status = "space pause  . step  +/- speed  n next game  q quit"
+        if let desync = desyncs.last { status = "DESYNC: \(desync)" }
+        else if let line = truncatedAt, position >= events.count { status = "The log is cut off at line \(line); replayed up to the last whole line.  q quit" }
+        term.put(term.rows - 1, 0, status, pair: desyncs.isEmpty ? 0 : Terminal.pairAlert, bold: !desyncs.isEmpty)
+    }
+}
