@@ -71,5 +71,15 @@ let package = Package(
             path: "Benchmarks/EggBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        // PeerNet measurements across processes on 127.0.0.1 (latency, throughput) and in EggSim.
+        .executableTarget(
+            name: "eggs-netbench",
+            dependencies: [
+                "PeerNet", "PeerNetUDP", "EggSim",
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Benchmarks/NetBench"
+        ),
     ]
 )

@@ -51,4 +51,6 @@ let benchmarks: @Sendable () -> Void = {
             seed &+= 1
         }
     }
+
+    peerNetBenchmarks()
 }
