@@ -24,6 +24,9 @@ public struct MulticastOptions: Sendable, Hashable {
         self.ttl = ttl
     }
 
+    /// The socket buffer size asked of the kernel.
+    public static let receiveBufferBytes = 4 << 20
+
     /// Whether the traffic stays on this machine's loopback interface.
     public var isLoopback: Bool { interface?.hasPrefix("127.") ?? false }
 }
@@ -72,6 +75,10 @@ public final class MulticastSocket: @unchecked Sendable {
         let interfaceAddr = try interfaceAddress(options.interface)
         let bootstrap = DatagramBootstrap(group: group)
             .channelOption(.socketOption(.so_reuseaddr), value: 1)
+            // Bursts of repairs and batches overflow the default 208 KiB receive buffer, and a
+            // kernel drop looks like loss to the protocol: ask for more (the kernel caps it).
+            .channelOption(.socketOption(.so_rcvbuf), value: MulticastOptions.receiveBufferBytes)
+            .channelOption(.socketOption(.so_sndbuf), value: MulticastOptions.receiveBufferBytes)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(DatagramReader(onDatagram: onDatagram))

@@ -36,6 +36,8 @@ final class NetPeer: @unchecked Sendable {
     private(set) var outboxOverflows = 0
     private(set) var gamesOver = 0
     private(set) var wins = 0
+    /// Peers heard speaking another protocol version (not admitted), with their version.
+    private(set) var incompatible: [PeerID: UInt16] = [:]
 
     init(options: Options, group: EventLoopGroup) throws {
         id = options.net.peerID
@@ -65,6 +67,11 @@ final class NetPeer: @unchecked Sendable {
         host.withCore { core in (match, core.stats, core.view) }
     }
 
+    /// What the terminal draws, read under the lock in one go.
+    func screenState() -> (match: MatchPeer, net: PeerNetStats, status: PeerNetStatus, incompatible: [PeerID: UInt16]) {
+        host.withCore { core in (match, core.stats, core.status, incompatible) }
+    }
+
     /// Match events since the last call (bounded).
     func takeEvents() -> [MatchEvent] {
         host.withCore { _ in
@@ -83,6 +90,9 @@ final class NetPeer: @unchecked Sendable {
     private func received(_ event: PeerNetEvent, core: ReliableMulticast, now: NetTime) {
         if let line = MessageLog.line(for: event, atMicroseconds: Int64(MonotonicClock.wallMicroseconds())) {
             log.write(line)
+        }
+        if case .incompatible(let peer, let version) = event, incompatible.count < 64 {
+            incompatible[peer] = version
         }
         match.handle(event, now: now)
         flush(core: core, now: now)

@@ -1,5 +1,9 @@
 import ArgumentParser
+import Consensus
 import EggGame
+import NIOPosix
+import PeerNet
+import PeerNetUDP
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -47,6 +51,9 @@ extension EggsCommand {
         @Flag(help: "Practice against a local bot, with no network at all.")
         var practice = false
 
+        @Flag(help: "Watch the matches in the room without playing.")
+        var spectate = false
+
         @Option(help: "The practice bot's level: easy, medium, hard or insane.")
         var level: BotLevel = .medium
 
@@ -83,7 +90,43 @@ extension EggsCommand {
                 GameLoop.run(screen, on: term)
                 return
             }
-            throw CommandFailure.badInput("network play is not built yet; use 'eggs-tui play --practice'")
+            try runNetwork(keyMap: keyMap)
+        }
+
+        private func runNetwork(keyMap: KeyMap) throws {
+            let id = network.peerID()
+            FileLogHandler.bootstrap(path: NetworkOptions.stateDirectory() + "/eggs-tui.log")
+            let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+            defer { try? group.syncShutdownGracefully() }
+            var net = PeerNetConfig(room: network.room, peerID: id, incarnation: MonotonicClock.wallMicroseconds())
+            net.passphrase = network.effectivePassphrase
+            let options = NetPeer.Options(
+                name: playerName, role: spectate ? .spectator : .player, net: net,
+                multicast: network.multicast, logPath: network.logPath(peer: id))
+            let peer: NetPeer
+            do {
+                peer = try NetPeer(options: options, group: group)
+            } catch let error as MulticastSocketError {
+                throw CommandFailure.badInput(error.description)
+            }
+            defer { peer.close() }
+            let term = try Terminal(noColor: noColor)
+            defer { term.restore() }
+            let matchSettings = MatchSettings(speed: settings.speed, colors: settings.colors, gamesPerMatch: settings.bestOf)
+            let screen = NetPlayScreen(peer: peer, room: network.room, name: playerName, spectator: spectate,
+                                       settings: matchSettings, keys: keyMap, unicode: term.unicode)
+            while true {
+                GameLoop.run(screen, on: term)
+                guard let level = screen.practiceRequested, !screen.finished else { break }
+                var generator = SystemRandomNumberGenerator()
+                let practice = PracticeScreen(
+                    name: playerName, level: level,
+                    options: LocalMatch.Options(seed: generator.next(), colors: settings.colors, speed: settings.speed, bestOf: settings.bestOf),
+                    keys: keyMap, unicode: term.unicode)
+                GameLoop.run(practice, on: term)
+                screen.resumeAfterPractice()
+                if Terminal.interrupted != 0 { break }
+            }
         }
     }
 }

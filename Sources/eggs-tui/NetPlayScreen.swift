@@ -1,0 +1,243 @@
+import Consensus
+import EggGame
+import Logging
+import PeerNet
+
+/// Network play: the lobby of the room, then the match, with every player's grid.
+final class NetPlayScreen: Screen {
+    private let peer: NetPeer
+    private let keys: KeyMap
+    private let glyphs: Glyphs
+    private let room: String
+    private let name: String
+    private let spectator: Bool
+    private var settings: MatchSettings
+    private var practiceLevel: BotLevel = .medium
+    private var confirmingQuit = false
+    private var banner: String?
+    private var bannerTicks = 0
+    private var desyncs: [Desync] = []
+    private var lastChains: [PeerID: Int] = [:]
+    private let logger = Logger(label: "eggs.play")
+    private(set) var finished = false
+    /// Set when the player asks for a practice match from the lobby.
+    private(set) var practiceRequested: BotLevel?
+
+    init(peer: NetPeer, room: String, name: String, spectator: Bool, settings: MatchSettings, keys: KeyMap, unicode: Bool) {
+        self.peer = peer
+        self.room = room
+        self.name = name
+        self.spectator = spectator
+        self.settings = settings
+        self.keys = keys
+        self.glyphs = Glyphs(unicode: unicode)
+    }
+
+    /// The game needs ticks while a match runs (gravity); the lobby only needs a look now and then,
+    /// but ticks are cheap and keep remote moves appearing as they happen.
+    var wantsTicks: Bool { true }
+
+    func interrupted() { finished = true }
+
+    func resumeAfterPractice() { practiceRequested = nil }
+
+    func handle(key: TerminalKey) {
+        let inMatch = peer.withMatch { match, _ in match.match != nil }
+        if confirmingQuit {
+            if key == .character("y") || key == .character("Y") { finished = true }
+            confirmingQuit = false
+            return
+        }
+        let action = keys.action(for: key)
+        if action == .quit {
+            if inMatch && !spectator { confirmingQuit = true } else { finished = true }
+            return
+        }
+        if inMatch {
+            guard !spectator, let action, let move = PracticeScreen.move(for: action) else { return }
+            peer.withMatch { match, now in _ = match.applyLocal(move, now: now) }
+            return
+        }
+        handleLobby(key: key, action: action)
+    }
+
+    private func handleLobby(key: TerminalKey, action: KeyAction?) {
+        let ready = peer.withMatch { match, _ in match.isReady }
+        if action == .ready {
+            let settings = self.settings, plays = !spectator
+            peer.withMatch { match, _ in match.setReady(settings: settings, wantsToPlay: plays) }
+            return
+        }
+        guard !ready else { return }
+        switch key {
+        case .character("s"): settings.speed = (settings.speed + 1) % 10
+        case .character("c"): settings.colors = settings.colors == 6 ? 4 : settings.colors + 1
+        case .character("g"):
+            let all = MatchSettings.gamesPerMatchAllowed
+            settings.gamesPerMatch = all[((all.firstIndex(of: settings.gamesPerMatch) ?? 0) + 1) % all.count]
+        case .character("l"):
+            let all = BotLevel.allCases
+            practiceLevel = all[((all.firstIndex(of: practiceLevel) ?? 0) + 1) % all.count]
+        case .character("b"): practiceRequested = practiceLevel
+        default: break
+        }
+    }
+
+    func tick() -> Bool {
+        let spectator = self.spectator, settings = self.settings
+        peer.withMatch { match, now in
+            // A spectator never holds a start up: it votes at once, as one who watches.
+            if spectator, match.isSynced, match.match == nil, !match.isReady {
+                match.setReady(settings: settings, wantsToPlay: false)
+            }
+            match.tick(now: now)
+        }
+        var changed = false
+        for event in peer.takeEvents() {
+            changed = true
+            switch event {
+            case .desync(let desync):
+                desyncs.append(desync)
+                logger.error("\(desync)")
+            case .gameOver(let game, let winner):
+                show("Game \(game + 1) over: \(winner.map(displayName) ?? "no winner")")
+                logger.info("game over", metadata: ["game": "\(game)", "winner": "\(winner?.hex ?? "none")"])
+            case .matchOver(let winner, _):
+                show("Match over: \(winner.map(displayName) ?? "no winner"). Press \(keys.label(.ready)) for a rematch.")
+            case .matchStarted(let settings, let players):
+                show("Match starts: \(players.count) players, speed \(settings.speed), best of \(settings.gamesPerMatch)")
+                lastChains = [:]
+            case .startFailed(let count):
+                show("Not enough players (\(count)); get ready again when others are here.")
+            case .viewChanged(let view):
+                for gone in view.departed { show("\(displayName(gone)) left") }
+            default: break
+            }
+        }
+        if bannerTicks > 0 {
+            bannerTicks -= 1
+            if bannerTicks == 0 { banner = nil; changed = true }
+        }
+        return changed || peer.withMatch { match, _ in match.match != nil }
+    }
+
+    private var lobbyNames: [PeerID: String] = [:]
+
+    private func displayName(_ id: PeerID) -> String {
+        id == peer.id ? "you" : (lobbyNames[id] ?? id.hex)
+    }
+
+    private func show(_ text: String) {
+        banner = text
+        bannerTicks = 5 * 60
+    }
+
+    func draw(on term: Terminal) {
+        let (match, net, status, incompatible) = peer.screenState()
+        lobbyNames = match.lobby.mapValues(\.name)
+        if let state = match.match {
+            let count = max(2, state.players.count)
+            let fits = MatchView.fits(count: count, columns: term.columns, rows: term.rows)
+            if !fits, GameLoop.drawTooSmall(on: term, columns: min(count, 2) * MatchView.fullWidth, rows: MatchView.minimumRows + (count > 2 ? MatchView.panelHeight : 0)) { return }
+            drawMatch(match, state: state, on: term)
+        } else {
+            if GameLoop.drawTooSmall(on: term, columns: 60, rows: 16) { return }
+            drawLobby(match, net: net, status: status, incompatible: incompatible, on: term)
+        }
+        drawFooter(match, on: term)
+    }
+
+    private func drawMatch(_ match: MatchPeer, state: MatchState, on term: Terminal) {
+        term.put(0, 0, "eggs — room \(room) — game \(state.game + 1), best of \(state.settings.gamesPerMatch), speed \(state.settings.speed)", bold: true)
+        let present = Set(match.view?.members ?? [])
+        var order = state.players
+        if let me = order.firstIndex(of: peer.id) { order.insert(order.remove(at: me), at: 0) }
+        let panels = order.map { id -> PlayerPanel in
+            let isMe = id == peer.id && match.owner != nil
+            let mirror = state.mirrors[id]
+            let grid = isMe ? match.owner!.grid : (mirror?.grid ?? PlayerGrid())
+            var next: [EggPair] = []
+            if isMe, let pair = match.ownerNextPair { next = [pair] }
+            else if let value = match.eggValue(game: state.game, round: grid.pairsSpawned) {
+                next = [EggPair(value: value, colors: state.settings.colors)]
+            }
+            if let chain = grid.lastChain?.chain { lastChains[id] = chain }
+            let desynced = desyncs.contains { $0.player == id && $0.game == state.game }
+            var statusText = isMe ? "you" : id.hex.suffix(8).description
+            if grid.state == .toppedOut { statusText = "out" }
+            if !present.contains(id) { statusText = "gone" }
+            if desynced { statusText = "DESYNC" }
+            return PlayerPanel(
+                name: lobbyNames[id] ?? id.hex, grid: grid, next: next, wins: state.wins[id] ?? 0,
+                incomingGarbage: max(0, (mirror?.garbageReceived ?? 0) - (mirror?.garbageLanded ?? 0)),
+                chain: lastChains[id] ?? 0, status: statusText, isLocal: isMe,
+                alert: desynced || !present.contains(id) || grid.state == .toppedOut)
+        }
+        if !state.mirrored {
+            term.put(2, 0, "A game is in progress; you will see the next one.")
+            return
+        }
+        MatchView.draw(panels, on: term, glyphs: glyphs, top: 1)
+    }
+
+    private func drawLobby(_ match: MatchPeer, net: PeerNetStats, status: PeerNetStatus, incompatible: [PeerID: UInt16], on term: Terminal) {
+        term.put(0, 0, "eggs — lobby of room '\(room)' — you are \(name) (\(peer.id.hex))", bold: true)
+        let state: String
+        switch status {
+        case .joining: state = "looking for peers…"
+        case .member: state = "connected"
+        case .flushing: state = "membership changing…"
+        case .blocked: state = "cut off from most of the room; waiting to rejoin"
+        case .left: state = "left"
+        }
+        term.put(1, 0, "network: \(state)")
+        term.put(3, 2, "peer              name                      role        ready  version", bold: true)
+        var row = 4
+        let ready = match.readyPeers
+        for id in match.view?.members ?? [] {
+            let hello = match.lobby[id]
+            let role = hello.map { $0.role == .player ? "player" : "spectator" } ?? "?"
+            let mark = ready[id] != nil ? "ready" : "-"
+            let version = hello.map { "v\($0.protocolVersion)" } ?? "?"
+            let label = (hello?.name ?? "…") + (id == peer.id ? " (you)" : "")
+            term.put(row, 2, "\(id.hex)  \(pad(label, 24))  \(pad(role, 10))  \(pad(mark, 5))  \(version)",
+                     pair: id == peer.id ? Terminal.pairAccent : 0)
+            row += 1
+        }
+        for (id, version) in incompatible.sorted(by: { $0.key < $1.key }) {
+            term.put(row, 2, "\(id.hex)  incompatible: protocol version \(version)", pair: Terminal.pairAlert)
+            row += 1
+        }
+        if net.droppedUnauthenticated > 0 {
+            term.put(row, 2, "\(net.droppedUnauthenticated) datagrams from peers with another passphrase were dropped", pair: Terminal.pairAlert)
+            row += 1
+        }
+        row += 1
+        term.put(row, 2, "match settings (yours; the highest-ID proposal wins): speed \(settings.speed)  colours \(settings.colors)  best of \(settings.gamesPerMatch)")
+        row += 1
+        if match.isReady {
+            term.put(row, 2, "You are ready. The match starts when every peer in the room is ready.", bold: true)
+        } else {
+            term.put(row, 2, "\(keys.label(.ready)): ready   s: speed   c: colours   g: games   b: practice vs a local \(practiceLevel.rawValue) bot (l: level)")
+        }
+    }
+
+    private func drawFooter(_ match: MatchPeer, on term: Terminal) {
+        let bottom = term.rows - 1
+        if confirmingQuit {
+            term.put(bottom, 0, "Leave the match? y to leave, any other key to stay", pair: Terminal.pairAlert, bold: true)
+        } else if let desync = desyncs.last {
+            term.put(bottom, 0, "DESYNC: \(desync) (logged)", pair: Terminal.pairAlert, bold: true)
+        } else if let banner {
+            term.put(bottom, 0, banner, bold: true)
+        } else if match.match != nil {
+            term.put(bottom, 0, "\(keys.label(.left))\(keys.label(.right)) move  \(keys.label(.rotateCCW))/\(keys.label(.rotateCW)) rotate  \(keys.label(.softDrop)) drop  \(keys.label(.hardDrop)) hard drop  \(keys.label(.quit)) leave")
+        } else {
+            term.put(bottom, 0, "\(keys.label(.quit)): quit")
+        }
+    }
+
+    private func pad(_ text: String, _ width: Int) -> String {
+        text.count >= width ? String(text.prefix(width)) : text + String(repeating: " ", count: width - text.count)
+    }
+}
