@@ -1,0 +1,150 @@
+import Foundation
+import Testing
+
+/// Bots over real sockets (multicast on 127.0.0.1 only) and replay of their logs.
+@Suite("bots and replay", .serialized)
+struct BotAndReplayTests {
+    struct Summary {
+        var peer: String
+        var games: Int
+        var checkpointsVerified: Int
+        var desyncs: Int
+        var log: String
+    }
+
+    static func readSummary(_ path: String) throws -> [Summary] {
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        let root = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let bots = try #require(root["bots"] as? [[String: Any]])
+        return try bots.map { bot in
+            Summary(
+                peer: try #require(bot["peer"] as? String), games: try #require(bot["games"] as? Int),
+                checkpointsVerified: try #require(bot["checkpointsVerified"] as? Int),
+                desyncs: try #require(bot["desyncs"] as? Int), log: try #require(bot["log"] as? String))
+        }
+    }
+
+    static func verify(_ log: String) throws -> (Harness.Result, [String: Any]?) {
+        let result = try Harness.run(["replay", "--verify", log])
+        let json = try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+        return (result, json)
+    }
+
+    /// Runs `count` bot processes in one room until each played `games` games.
+    static func runBots(processes: Int, games: Int, directory: String, level: String = "medium") throws -> [Summary] {
+        let port = Int.random(in: 20_000...60_000)
+        var runs: [Process] = []
+        for index in 0..<processes {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: Harness.binary)
+            process.arguments = [
+                "bot", "--interface", "127.0.0.1", "--port", "\(port)", "--room", "bots-\(port)",
+                "--players", "\(processes)", "--games", "\(games)", "--level", level, "--speed", "9", "--seconds", "120",
+                "--id", String(0x100 + index, radix: 16), "--log", "\(directory)/bot\(index).jsonl",
+                "--summary", "\(directory)/summary\(index).json",
+            ]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            runs.append(process)
+        }
+        for process in runs { process.waitUntilExit() }
+        for process in runs { #expect(process.terminationStatus == 0) }
+        return try (0..<processes).flatMap { try readSummary("\(directory)/summary\($0).json") }
+    }
+
+    static func temporaryDirectory(_ name: String) throws -> String {
+        let path = NSTemporaryDirectory() + "eggs-\(name)-\(getpid())-\(Int.random(in: 0...1_000_000))"
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    @Test("three bot processes on 127.0.0.1 play whole matches; their logs verify and agree")
+    func threeBotsPlayAndAgree() throws {
+        let directory = try Self.temporaryDirectory("bots")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let bots = try Self.runBots(processes: 3, games: 2, directory: directory)
+        #expect(bots.count == 3)
+        var decisions: [[String]] = []
+        var players: [[String: [String: AnyHashable]]] = []
+        for bot in bots {
+            #expect(bot.games >= 2, "bot \(bot.peer) played \(bot.games) games")
+            #expect(bot.desyncs == 0)
+            #expect(bot.checkpointsVerified > 10)
+            let (result, json) = try Self.verify(bot.log)
+            #expect(result.status == 0, "\(bot.log): \(result.stderr)")
+            let report = try #require(json)
+            #expect(report["ok"] as? Bool == true)
+            #expect((report["checkpoints"] as? Int ?? 0) > 10)
+            decisions.append(report["decisions"] as? [String] ?? [])
+            players.append((report["players"] as? [String: [String: AnyHashable]]) ?? [:])
+        }
+        // Every log decided the same egg sequence where they overlap, and ends with the same grids.
+        let shortest = decisions.map(\.count).min() ?? 0
+        #expect(shortest > 20)
+        for other in decisions.dropFirst() {
+            #expect(Array(other.prefix(shortest)) == Array(decisions[0].prefix(shortest)))
+        }
+        for other in players.dropFirst() { #expect(other == players[0]) }
+    }
+
+    @Test("replay --verify: good, flipped checkpoint, removed message, truncated line, corrupt line")
+    func replayChecksLogs() throws {
+        let directory = try Self.temporaryDirectory("replay")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let bots = try Self.runBots(processes: 2, games: 1, directory: directory)
+        let log = try #require(bots.first?.log)
+        let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").map(String.init)
+        #expect(lines.count > 50)
+
+        let (good, goodJSON) = try Self.verify(log)
+        #expect(good.status == 0)
+        #expect(goodJSON?["ok"] as? Bool == true)
+        #expect((goodJSON?["messages"] as? Int ?? 0) > 0)
+
+        // A flipped checkpoint hash: exit 1 naming the mismatch.
+        let checkpoint = try #require(lines.lastIndex { $0.contains(#""type":"checkpoint""#) })
+        var flipped = lines
+        let flippedHash = try #require(flipped[checkpoint].range(of: #""hash":"[0-9a-f]+""#, options: .regularExpression))
+        flipped[checkpoint].replaceSubrange(flippedHash, with: #""hash":"0123456789abcdef""#)
+        let flippedPath = directory + "/flipped.jsonl"
+        try (flipped.joined(separator: "\n") + "\n").write(toFile: flippedPath, atomically: true, encoding: .utf8)
+        let (mismatch, _) = try Self.verify(flippedPath)
+        #expect(mismatch.status == 1)
+        #expect(mismatch.stderr.contains("mismatch"), "stderr: \(mismatch.stderr)")
+
+        // A removed move message: the mirror diverges from its owner's checkpoints.
+        let move = try #require(lines.firstIndex {
+            $0.contains(#""type":"inputs""#) && ($0.contains(#""left""#) || $0.contains(#""right""#))
+        })
+        var removed = lines
+        removed.remove(at: move)
+        let removedPath = directory + "/removed.jsonl"
+        try (removed.joined(separator: "\n") + "\n").write(toFile: removedPath, atomically: true, encoding: .utf8)
+        let (broken, _) = try Self.verify(removedPath)
+        #expect(broken.status == 1, "a log with a removed move still verified: \(broken.stdout)")
+
+        // A log cut off mid-line replays up to its last whole line and says so.
+        let truncatedPath = directory + "/truncated.jsonl"
+        let whole = lines.prefix(lines.count - 1).joined(separator: "\n") + "\n"
+        try (whole + String(lines[lines.count - 1].prefix(20))).write(toFile: truncatedPath, atomically: true, encoding: .utf8)
+        let (truncated, truncatedJSON) = try Self.verify(truncatedPath)
+        #expect(truncated.status == 0)
+        #expect(truncatedJSON?["truncatedAtLine"] as? Int == lines.count)
+        #expect(truncated.stderr.contains("line \(lines.count)"))
+
+        // A corrupt line in the middle: exit 2 naming it.
+        var corrupt = lines
+        corrupt[10] = "{\"from\": nonsense"
+        let corruptPath = directory + "/corrupt.jsonl"
+        try (corrupt.joined(separator: "\n") + "\n").write(toFile: corruptPath, atomically: true, encoding: .utf8)
+        let (bad, _) = try Self.verify(corruptPath)
+        #expect(bad.status == 2)
+        #expect(bad.stderr.contains("line 11"), "stderr: \(bad.stderr)")
+        #expect(bad.stderr.split(separator: "\n").count == 1)
+
+        // A missing file is bad input.
+        let (missing, _) = try Self.verify(directory + "/nope.jsonl")
+        #expect(missing.status == 2)
+    }
+}
