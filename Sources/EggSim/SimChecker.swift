@@ -9,8 +9,8 @@ import PeerNet
 /// 3. Agreement: every life that installed view id N with the same members saw the same
 ///    joined/departed lists. (View ids alone are not unique across lineages: a group founded
 ///    afresh after its members all restarted counts from low ids again.)
-/// 4. View synchrony: every life that installed W right after V delivered the same set of
-///    messages while in V.
+/// 4. View synchrony: every life that installed W right after V, as a continuing member
+///    (not listed in W's `joined`), delivered the same set of messages while in V.
 public enum SimChecker {
     struct LifeKey: Hashable {
         var peer: PeerID
@@ -59,6 +59,10 @@ public enum SimChecker {
             case let .viewChanged(v):
                 if let old = current {
                     if v.id <= old.id { problems.append("\(life.peer)/\(life.incarnation): view \(v.id) after \(old.id)") }
+                }
+                // Synchrony binds the members that move on together; a peer that (re)joins
+                // the new view left its old one without a flush.
+                if let old = current, !v.joined.contains(life.peer) {
                     let key = "\(old.id):\(old.members)->\(v.id):\(v.members)"
                     if let (other, otherLife) = transitions[key] {
                         if other != inView {
