@@ -166,7 +166,7 @@ extension ReliableMulticast {
         stats.viewsInstalled += 1
         view = MembershipView(
             id: cut.newViewID, members: newMembers.map(\.id),
-            joined: Array(newIDs.subtracting(baseIDs)), departed: Array(baseIDs.subtracting(newIDs)))
+            joined: Array(newIDs.subtracting(baseIDs)), departed: Array(baseIDs.subtracting(newIDs)), key: viewKey)
         events.append(.viewChanged(view))
         transmitPending()
         deliverReady()
