@@ -29,44 +29,53 @@ import DequeModule
 /// makes the old one dead at once (removed by a view change, then the new one joins by
 /// the next); datagrams of lower incarnations are dropped. A member not heard for
 /// `suspectTimeoutNanoseconds`, or that announced `leave`, is removed by a view change.
-/// A fresh peer listens `discoveryNanoseconds`; if it hears no group, the lowest-ID fresh
-/// peer founds view 1 with every fresh peer it heard.
+/// A fresh peer listens `discoveryNanoseconds`; if it hears no working group (members or
+/// flushing peers of an installed view), the lowest-ID fresh peer founds a view with every
+/// fresh peer it heard. Joiners are admitted by the coordinator of the group they hear.
 ///
 /// ## View change (flush), view synchrony
-/// The coordinator is the lowest-ID peer of the next membership (the survivors of the
-/// installed view plus joiners). It runs three rounds, each multicast and retransmitted:
-/// 1. `propose(ballot, base view, members)`. A member acks with, for every member of the
-///    base view, the highest seq it holds contiguously, and its own highest sent seq. From
-///    its first ack on it *freezes*: it delivers nothing more of the base view and queues
-///    its own sends. So each member's deliveries never exceed the holdings it reported.
+/// The coordinator is the lowest-ID live member of the installed view. It runs three
+/// rounds, each multicast and retransmitted every `flushRetransmitNanoseconds`:
+/// 1. `propose(ballot, base view, members)`: the live members plus joiners. A member acks
+///    with, for every member of the base view, the highest seq it holds contiguously, and
+///    its own highest sent seq. From its ack on it is *frozen*: it delivers nothing more
+///    and queues its own sends. So each member's deliveries never exceed what it reported.
 /// 2. When every proposed member acked, `cut(ballot, new view id, entries)`: for each base
-///    member the max holding any continuing member reported (messages the dead got to
-///    nobody are lost to all), and for each joiner its own seq as the start of its stream.
+///    member the highest seq any continuing member holds (what a dead member got to nobody
+///    is lost to all), and for each joiner its own sent seq, where its stream starts.
 ///    Members fetch what they miss up to the cut (NACK; any holder repairs), then `ready`.
-/// 3. When every member is ready, `install(ballot)`. Each member delivers every message
-///    up to the cut (sender-ID order), then emits `.viewChanged`, then starts every stream
-///    of the new view at cut + 1 (joiners never NACK history) and sends its queued
-///    messages tagged with the new view. A member that missed `install` keeps sending
-///    `ready`; anyone who installed that ballot answers with `install` again.
+/// 3. When every member is ready, `install(ballot)`. Each member delivers every message up
+///    to the cut (in sender-ID order), emits `.viewChanged`, starts every stream of the new
+///    view at cut + 1 (a joiner never NACKs history) and sends its queued messages tagged
+///    with the new view. A member that missed `install` keeps sending `ready`; a member that
+///    installed that ballot answers with `install`; a heartbeat or proposal naming the view
+///    that a ready member's cut would create also makes it install.
 /// Hence every member that installs view V from view V−1 delivered exactly the messages up
-/// to the cut in V−1. A member that fails to answer within `flushTimeoutNanoseconds` is
-/// excluded and the flush restarts with a higher ballot (members ack the highest ballot);
-/// a coordinator silent for twice that is excluded by the next-lowest member, who restarts.
+/// to the cut in V−1. A proposed member that does not answer within
+/// `flushTimeoutNanoseconds` is excluded and the flush restarts with a higher ballot; a
+/// member of the base view that answers from another view (it missed one) is excluded too
+/// and readmitted as a joiner. Members ack only the highest ballot of a base; a coordinator
+/// silent for twice the timeout is excluded by the members, and the next-lowest restarts.
 ///
-/// ## Primary component, partitions
-/// A new view is proposed only if it contains a strict majority of the installed view's
-/// members, or exactly half including its highest-ID member. Otherwise the peer reports
-/// `.blocked`: it queues sends and delivers nothing until a primary view admits it again.
-/// Views are ordered by (id, key); a coordinator admits peers of dominated views (lower
-/// id, or equal id and lower key — two groups founded apart) as joiners. A joiner
-/// discards its old view's undelivered and unstable state: on healing, the blocked side
-/// rejoins the primary and its messages that the primary never agreed on are dropped;
-/// its messages sent while blocked are sent in the new view.
+/// ## Primary component, partitions, merging
+/// A view change is started only if a strict majority of the installed view's members is
+/// reachable (live, or heard in an older view), or exactly half including its highest-ID
+/// member. Otherwise the peer is `.blocked`: it queues sends and delivers nothing. Views
+/// are ordered by (id, key); the coordinator of a working group admits as joiners the
+/// fresh peers, the blocked peers and the peers of dominated views (lower id, or equal id
+/// and lower key: groups founded apart). A joiner discards the undelivered and unstable
+/// messages of its old view: when a partition heals, the blocked side rejoins the primary
+/// and its messages that the primary never agreed on are dropped (its own sends queued
+/// while blocked go out in the new view). When the majority of a view crashed and
+/// restarted, the restarted peers are fresh: hearing only blocked peers, they found a new
+/// group, which then admits the blocked ones.
 ///
 /// ## Known limits
-/// Two coordinators with crossing ballots (a false suspicion during a flush *and* a lost
-/// install) can in theory install two different views with the same id; a member stuck
-/// in an older view than its peers for `flushTimeoutNanoseconds` is excluded and rejoins.
+/// Crossing ballots (a false suspicion during a flush together with a lost `install`) can
+/// in theory install two views with the same id from one base, each by a different set of
+/// members; the smaller set soon finds itself non-primary and rejoins as joiners.
+/// Restarted peers that hear only blocked peers found a new group even if the old primary
+/// lives on behind a partition; the two groups merge (as joiners) when it heals.
 /// After `leave`, a peer goes silent at once (it does not linger to repair).
 public final class ReliableMulticast {
     /// A sender's stream as seen by this peer.
