@@ -559,9 +559,23 @@ public final class ReliableMulticast {
             return
         }
         repairPending.remove(key)
+        evictIfFull(id)
         // In place, with no copy of the stream alive: a copy would duplicate its message buffer.
         streams[id]!.messages[item.seq] = item
         streams[id]!.highestKnown = max(streams[id]!.highestKnown, item.seq)
+    }
+
+    /// Keeps a stream's buffer bounded even when stability reports lag: frees the oldest
+    /// delivered (not yet known stable) messages; this peer then cannot repair them.
+    private func evictIfFull(_ id: PeerID) {
+        let cap = 4 * config.windowSizeMax
+        guard streams[id]!.messages.count >= cap else { return }
+        var seq = streams[id]!.stableFloor
+        while streams[id]!.messages.count >= cap, seq < streams[id]!.delivered {
+            seq += 1
+            if streams[id]!.messages.removeValue(forKey: seq) != nil { stats.messagesDiscarded += 1 }
+        }
+        streams[id]!.stableFloor = seq
     }
 
     /// Delivers, in sender-ID order, every message next in its stream and tagged with a view
@@ -663,6 +677,7 @@ public final class ReliableMulticast {
     private func fireRepairs() {
         repairAt = nil
         for key in repairPending.sorted() {
+            guard outRepairs.count < Self.repairPendingMax else { break }
             guard let item = streams[key.origin]?.messages[key.seq] else { continue }
             outRepairs.append(item)
             stats.messagesRetransmitted += 1
@@ -735,6 +750,7 @@ public final class ReliableMulticast {
         }
         precondition(outData.count <= 2 * config.windowSizeMax + Wire.itemsPerDatagramMax, "send queue bounded")
         precondition(repairPending.count <= Self.repairPendingMax, "repair set bounded")
+        precondition(outRepairs.count <= Self.repairPendingMax, "repair queue bounded")
         precondition(peers.count <= Self.peersMax, "peer table bounded")
     }
 }

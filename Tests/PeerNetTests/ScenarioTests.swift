@@ -210,6 +210,23 @@ struct ScenarioTests {
         }
     }
 
+    @Test("network: a burst of small messages is batched several to a datagram and fully delivered")
+    func batching() throws {
+        let network = Self.formed(3)
+        let before = network.node(Self.id(1)).core!.stats
+        for node in network.nodes {
+            for i in 0..<200 { try node.core!.send([UInt8(truncatingIfNeeded: i), 1, 2, 3, 4, 5, 6, 7], now: network.now) }
+        }
+        #expect(network.runUntilConverged(timeoutNanoseconds: 10 * seconds))
+        for n in network.nodes {
+            for sender in network.nodes { #expect(n.deliveredSeqs(from: sender.peerID) == Array(1...200)) }
+        }
+        let after = network.node(Self.id(1)).core!.stats
+        let dataDatagrams = (after.datagramsSent - before.datagramsSent) - (after.heartbeatsSent - before.heartbeatsSent)
+            - (after.nacksSent - before.nacksSent)
+        #expect(dataDatagrams <= 10, "batched: \(dataDatagrams) datagrams for 200 messages")
+    }
+
     @Test("network: send before joining throws notJoined")
     func notJoined() {
         let core = ReliableMulticast(config: PeerNetConfig(peerID: PeerID(5)), now: .zero)
