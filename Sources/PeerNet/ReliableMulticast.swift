@@ -622,7 +622,7 @@ public final class ReliableMulticast {
     // MARK: - NACK and repair
 
     private func scheduleNacks(now: NetTime) {
-        for id in streams.keys where id != me.id {
+        for id in streams.keys.sorted() where id != me.id {  // sorted: RNG draws in a fixed order
             let stream = streams[id]!
             guard stream.nackAt == nil, stream.contiguous < stream.highestKnown else { continue }
             streams[id]!.nackAt = now.adding(nanoseconds: rng.next(upTo: config.nackDelayMaxNanoseconds))
