@@ -227,7 +227,8 @@ public final class ReliableMulticast {
     var highestAttemptSeen: UInt32 = 0
     var lastInstall: (ballot: Ballot, newViewID: UInt64)?
     var lastInstallRelayAt: NetTime?
-    var forcedOut: Set<Member> = []
+    /// Members excluded from view changes (they did not answer a flush), until the given time.
+    var forcedOut: [Member: NetTime] = [:]
 
     public internal(set) var stats = PeerNetStats()
 
@@ -705,10 +706,19 @@ public final class ReliableMulticast {
         }
     }
 
+    /// Excludes `m` from view changes for two flush timeouts (then it gets another chance).
+    func exclude(_ m: Member, now: NetTime) {
+        guard m != me else { return }
+        forcedOut[m] = now.adding(nanoseconds: 2 * config.flushTimeoutNanoseconds)
+        if forcedOut.count > Self.peersMax { forcedOut = forcedOut.filter { $0.value > now } }
+    }
+
+    func isExcluded(_ m: Member, now: NetTime) -> Bool { forcedOut[m].map { now < $0 } ?? false }
+
     /// Whether `m` (a member of the installed view) still counts as alive.
     func isAlive(_ m: Member, now: NetTime) -> Bool {
         if m == me { return true }
-        guard !forcedOut.contains(m), let info = peers[m.id], info.incarnation == m.incarnation, !info.left else {
+        guard !isExcluded(m, now: now), let info = peers[m.id], info.incarnation == m.incarnation, !info.left else {
             return false
         }
         if let since = info.staleViewSince, now.nanoseconds(since: since) > config.flushTimeoutNanoseconds { return false }
@@ -720,7 +730,7 @@ public final class ReliableMulticast {
     /// A member of the installed view that is heard and not in a view dominating ours.
     func isReachable(_ m: Member, now: NetTime) -> Bool {
         if m == me { return true }
-        guard !forcedOut.contains(m), let info = peers[m.id], info.incarnation == m.incarnation, isFresh(info, now: now) else {
+        guard !isExcluded(m, now: now), let info = peers[m.id], info.incarnation == m.incarnation, isFresh(info, now: now) else {
             return false
         }
         return !Self.dominates((info.viewID, info.viewKey), (viewID, viewKey))
