@@ -6,11 +6,11 @@ import PeerNet
 /// 1. Per life and sender: seqs strictly increase and have no gap, except across a view
 ///    change in which the sender or the life itself joined or departed.
 /// 2. Per life: view ids strictly increase.
-/// 3. Agreement: every life that installed view id N with the same members saw the same
-///    joined/departed lists. (View ids alone are not unique across lineages: a group founded
+/// 3. Agreement: every life that installed the view (id, key) saw the same members and
+///    joined/departed lists. (Ids alone are not unique across lineages: a group founded
 ///    afresh after its members all restarted counts from low ids again.)
-/// 4. View synchrony: every life that installed W right after V delivered the same set of
-///    messages while in V.
+/// 4. View synchrony: every life that installed W right after V, as a continuing member
+///    (not listed in W's `joined`), delivered the same set of messages while in V.
 public enum SimChecker {
     struct LifeKey: Hashable {
         var peer: PeerID
@@ -59,7 +59,11 @@ public enum SimChecker {
             case let .viewChanged(v):
                 if let old = current {
                     if v.id <= old.id { problems.append("\(life.peer)/\(life.incarnation): view \(v.id) after \(old.id)") }
-                    let key = "\(old.id):\(old.members)->\(v.id):\(v.members)"
+                }
+                // Synchrony binds the members that move on together; a peer that (re)joins
+                // the new view left its old one without a flush.
+                if let old = current, !v.joined.contains(life.peer) {
+                    let key = "\(old.id)/\(old.key):\(old.members)->\(v.id)/\(v.key):\(v.members)"
                     if let (other, otherLife) = transitions[key] {
                         if other != inView {
                             let onlyHere = inView.subtracting(other).sorted().prefix(5)
@@ -70,7 +74,7 @@ public enum SimChecker {
                         transitions[key] = (inView, life)
                     }
                 }
-                let identity = "\(v.id):\(v.members)"
+                let identity = "\(v.id)/\(v.key)"
                 if let (other, otherLife) = viewsByID[identity], other != v {
                     problems.append("views disagree on \(identity): \(life.peer) has \(v), \(otherLife.peer) has \(other)")
                 } else {

@@ -155,7 +155,7 @@ extension ReliableMulticast {
         hasView = true
         blocked = false
         reports = [:]
-        forcedOut = []
+        forcedOut = [:]
         repairPending = []
         laggingReported = []
         for m in newMembers where m != me { peers[m.id]?.staleViewSince = nil }
@@ -166,7 +166,7 @@ extension ReliableMulticast {
         stats.viewsInstalled += 1
         view = MembershipView(
             id: cut.newViewID, members: newMembers.map(\.id),
-            joined: Array(newIDs.subtracting(baseIDs)), departed: Array(baseIDs.subtracting(newIDs)))
+            joined: Array(newIDs.subtracting(baseIDs)), departed: Array(baseIDs.subtracting(newIDs)), key: viewKey)
         events.append(.viewChanged(view))
         transmitPending()
         deliverReady()
@@ -192,7 +192,7 @@ extension ReliableMulticast {
         if c.baseMembers.contains(sender), !continuing {
             // A member of our view that is not in it any more (it missed a view): exclude it
             // now and restart; it rejoins as a joiner by the next view change.
-            forcedOut.insert(sender)
+            exclude(sender, now: now)
             coordinating = nil
             if participation?.ballot == ballot { participation = nil }
             return
@@ -288,7 +288,7 @@ extension ReliableMulticast {
             // Exclude whoever did not answer and restart with a higher ballot.
             for m in c.members where m != me {
                 let answered = c.cut == nil ? c.acks[m.id] != nil : c.ready.contains(m.id)
-                if !answered { forcedOut.insert(m) }
+                if !answered { exclude(m, now: now) }
             }
             coordinating = nil
             if participation?.ballot == c.ballot { participation = nil }
@@ -296,7 +296,7 @@ extension ReliableMulticast {
         if let p = participation, coordinating == nil,
            now.nanoseconds(since: p.lastProgress) >= 2 * config.flushTimeoutNanoseconds {
             // The coordinator went silent: exclude it; the next-lowest member takes over.
-            if let coordinator = p.members.first(where: { $0.id == p.ballot.coordinator }) { forcedOut.insert(coordinator) }
+            if let coordinator = p.members.first(where: { $0.id == p.ballot.coordinator }) { exclude(coordinator, now: now) }
             participation = nil
         }
     }
@@ -330,9 +330,11 @@ extension ReliableMulticast {
            p.ballot.coordinator != me.id { return }
         let joiners = joinerCandidates(now: now, aliveCount: alive.count)
         guard alive.count != members.count || !joiners.isEmpty else { return }
-        // The coordinator is the lowest-ID live member of the installed view (never a joiner:
-        // joiners wait to be admitted by the group they join).
-        guard primary, alive.min()?.id == me.id else { return }
+        // The coordinator is the lowest-ID live, unblocked member of the installed view (never
+        // a joiner: joiners wait to be admitted by the group they join).
+        // A blocked member cannot coordinate: the next-lowest live one does.
+        let coordinator = alive.filter { $0 == me || peers[$0.id]?.status != 3 }.min()
+        guard primary, coordinator == me else { return }
         startProposal(members: alive + joiners, now: now)
     }
 
@@ -365,7 +367,7 @@ extension ReliableMulticast {
         guard !peers.values.contains(where: { isFreshPrimary($0, now: now) }) else { return }
         let fresh = peers.filter {
             isFresh($0.value, now: now) && $0.value.viewID == 0
-                && !forcedOut.contains(Member(id: $0.key, incarnation: $0.value.incarnation))
+                && !isExcluded(Member(id: $0.key, incarnation: $0.value.incarnation), now: now)
         }
         guard fresh.keys.allSatisfy({ $0 > me.id }) else { return }
         let others = fresh.sorted(by: { $0.key < $1.key }).prefix(Wire.membersMax - 1)

@@ -29,44 +29,53 @@ import DequeModule
 /// makes the old one dead at once (removed by a view change, then the new one joins by
 /// the next); datagrams of lower incarnations are dropped. A member not heard for
 /// `suspectTimeoutNanoseconds`, or that announced `leave`, is removed by a view change.
-/// A fresh peer listens `discoveryNanoseconds`; if it hears no group, the lowest-ID fresh
-/// peer founds view 1 with every fresh peer it heard.
+/// A fresh peer listens `discoveryNanoseconds`; if it hears no working group (members or
+/// flushing peers of an installed view), the lowest-ID fresh peer founds a view with every
+/// fresh peer it heard. Joiners are admitted by the coordinator of the group they hear.
 ///
 /// ## View change (flush), view synchrony
-/// The coordinator is the lowest-ID peer of the next membership (the survivors of the
-/// installed view plus joiners). It runs three rounds, each multicast and retransmitted:
-/// 1. `propose(ballot, base view, members)`. A member acks with, for every member of the
-///    base view, the highest seq it holds contiguously, and its own highest sent seq. From
-///    its first ack on it *freezes*: it delivers nothing more of the base view and queues
-///    its own sends. So each member's deliveries never exceed the holdings it reported.
+/// The coordinator is the lowest-ID live member of the installed view. It runs three
+/// rounds, each multicast and retransmitted every `flushRetransmitNanoseconds`:
+/// 1. `propose(ballot, base view, members)`: the live members plus joiners. A member acks
+///    with, for every member of the base view, the highest seq it holds contiguously, and
+///    its own highest sent seq. From its ack on it is *frozen*: it delivers nothing more
+///    and queues its own sends. So each member's deliveries never exceed what it reported.
 /// 2. When every proposed member acked, `cut(ballot, new view id, entries)`: for each base
-///    member the max holding any continuing member reported (messages the dead got to
-///    nobody are lost to all), and for each joiner its own seq as the start of its stream.
+///    member the highest seq any continuing member holds (what a dead member got to nobody
+///    is lost to all), and for each joiner its own sent seq, where its stream starts.
 ///    Members fetch what they miss up to the cut (NACK; any holder repairs), then `ready`.
-/// 3. When every member is ready, `install(ballot)`. Each member delivers every message
-///    up to the cut (sender-ID order), then emits `.viewChanged`, then starts every stream
-///    of the new view at cut + 1 (joiners never NACK history) and sends its queued
-///    messages tagged with the new view. A member that missed `install` keeps sending
-///    `ready`; anyone who installed that ballot answers with `install` again.
+/// 3. When every member is ready, `install(ballot)`. Each member delivers every message up
+///    to the cut (in sender-ID order), emits `.viewChanged`, starts every stream of the new
+///    view at cut + 1 (a joiner never NACKs history) and sends its queued messages tagged
+///    with the new view. A member that missed `install` keeps sending `ready`; a member that
+///    installed that ballot answers with `install`; a heartbeat or proposal naming the view
+///    that a ready member's cut would create also makes it install.
 /// Hence every member that installs view V from view V−1 delivered exactly the messages up
-/// to the cut in V−1. A member that fails to answer within `flushTimeoutNanoseconds` is
-/// excluded and the flush restarts with a higher ballot (members ack the highest ballot);
-/// a coordinator silent for twice that is excluded by the next-lowest member, who restarts.
+/// to the cut in V−1. A proposed member that does not answer within
+/// `flushTimeoutNanoseconds` is excluded and the flush restarts with a higher ballot; a
+/// member of the base view that answers from another view (it missed one) is excluded too
+/// and readmitted as a joiner. Members ack only the highest ballot of a base; a coordinator
+/// silent for twice the timeout is excluded by the members, and the next-lowest restarts.
 ///
-/// ## Primary component, partitions
-/// A new view is proposed only if it contains a strict majority of the installed view's
-/// members, or exactly half including its highest-ID member. Otherwise the peer reports
-/// `.blocked`: it queues sends and delivers nothing until a primary view admits it again.
-/// Views are ordered by (id, key); a coordinator admits peers of dominated views (lower
-/// id, or equal id and lower key — two groups founded apart) as joiners. A joiner
-/// discards its old view's undelivered and unstable state: on healing, the blocked side
-/// rejoins the primary and its messages that the primary never agreed on are dropped;
-/// its messages sent while blocked are sent in the new view.
+/// ## Primary component, partitions, merging
+/// A view change is started only if a strict majority of the installed view's members is
+/// reachable (live, or heard in an older view), or exactly half including its highest-ID
+/// member. Otherwise the peer is `.blocked`: it queues sends and delivers nothing. Views
+/// are ordered by (id, key); the coordinator of a working group admits as joiners the
+/// fresh peers, the blocked peers and the peers of dominated views (lower id, or equal id
+/// and lower key: groups founded apart). A joiner discards the undelivered and unstable
+/// messages of its old view: when a partition heals, the blocked side rejoins the primary
+/// and its messages that the primary never agreed on are dropped (its own sends queued
+/// while blocked go out in the new view). When the majority of a view crashed and
+/// restarted, the restarted peers are fresh: hearing only blocked peers, they found a new
+/// group, which then admits the blocked ones.
 ///
 /// ## Known limits
-/// Two coordinators with crossing ballots (a false suspicion during a flush *and* a lost
-/// install) can in theory install two different views with the same id; a member stuck
-/// in an older view than its peers for `flushTimeoutNanoseconds` is excluded and rejoins.
+/// Crossing ballots (a false suspicion during a flush together with a lost `install`) can
+/// in theory install two views with the same id from one base, each by a different set of
+/// members; the smaller set soon finds itself non-primary and rejoins as joiners.
+/// Restarted peers that hear only blocked peers found a new group even if the old primary
+/// lives on behind a partition; the two groups merge (as joiners) when it heals.
 /// After `leave`, a peer goes silent at once (it does not linger to repair).
 public final class ReliableMulticast {
     /// A sender's stream as seen by this peer.
@@ -218,7 +227,8 @@ public final class ReliableMulticast {
     var highestAttemptSeen: UInt32 = 0
     var lastInstall: (ballot: Ballot, newViewID: UInt64)?
     var lastInstallRelayAt: NetTime?
-    var forcedOut: Set<Member> = []
+    /// Members excluded from view changes (they did not answer a flush), until the given time.
+    var forcedOut: [Member: NetTime] = [:]
 
     public internal(set) var stats = PeerNetStats()
 
@@ -550,9 +560,23 @@ public final class ReliableMulticast {
             return
         }
         repairPending.remove(key)
+        evictIfFull(id)
         // In place, with no copy of the stream alive: a copy would duplicate its message buffer.
         streams[id]!.messages[item.seq] = item
         streams[id]!.highestKnown = max(streams[id]!.highestKnown, item.seq)
+    }
+
+    /// Keeps a stream's buffer bounded even when stability reports lag: frees the oldest
+    /// delivered (not yet known stable) messages; this peer then cannot repair them.
+    private func evictIfFull(_ id: PeerID) {
+        let cap = 4 * config.windowSizeMax
+        guard streams[id]!.messages.count >= cap else { return }
+        var seq = streams[id]!.stableFloor
+        while streams[id]!.messages.count >= cap, seq < streams[id]!.delivered {
+            seq += 1
+            if streams[id]!.messages.removeValue(forKey: seq) != nil { stats.messagesDiscarded += 1 }
+        }
+        streams[id]!.stableFloor = seq
     }
 
     /// Delivers, in sender-ID order, every message next in its stream and tagged with a view
@@ -599,7 +623,7 @@ public final class ReliableMulticast {
     // MARK: - NACK and repair
 
     private func scheduleNacks(now: NetTime) {
-        for id in streams.keys where id != me.id {
+        for id in streams.keys.sorted() where id != me.id {  // sorted: RNG draws in a fixed order
             let stream = streams[id]!
             guard stream.nackAt == nil, stream.contiguous < stream.highestKnown else { continue }
             streams[id]!.nackAt = now.adding(nanoseconds: rng.next(upTo: config.nackDelayMaxNanoseconds))
@@ -654,6 +678,7 @@ public final class ReliableMulticast {
     private func fireRepairs() {
         repairAt = nil
         for key in repairPending.sorted() {
+            guard outRepairs.count < Self.repairPendingMax else { break }
             guard let item = streams[key.origin]?.messages[key.seq] else { continue }
             outRepairs.append(item)
             stats.messagesRetransmitted += 1
@@ -681,10 +706,19 @@ public final class ReliableMulticast {
         }
     }
 
+    /// Excludes `m` from view changes for two flush timeouts (then it gets another chance).
+    func exclude(_ m: Member, now: NetTime) {
+        guard m != me else { return }
+        forcedOut[m] = now.adding(nanoseconds: 2 * config.flushTimeoutNanoseconds)
+        if forcedOut.count > Self.peersMax { forcedOut = forcedOut.filter { $0.value > now } }
+    }
+
+    func isExcluded(_ m: Member, now: NetTime) -> Bool { forcedOut[m].map { now < $0 } ?? false }
+
     /// Whether `m` (a member of the installed view) still counts as alive.
     func isAlive(_ m: Member, now: NetTime) -> Bool {
         if m == me { return true }
-        guard !forcedOut.contains(m), let info = peers[m.id], info.incarnation == m.incarnation, !info.left else {
+        guard !isExcluded(m, now: now), let info = peers[m.id], info.incarnation == m.incarnation, !info.left else {
             return false
         }
         if let since = info.staleViewSince, now.nanoseconds(since: since) > config.flushTimeoutNanoseconds { return false }
@@ -696,7 +730,7 @@ public final class ReliableMulticast {
     /// A member of the installed view that is heard and not in a view dominating ours.
     func isReachable(_ m: Member, now: NetTime) -> Bool {
         if m == me { return true }
-        guard !forcedOut.contains(m), let info = peers[m.id], info.incarnation == m.incarnation, isFresh(info, now: now) else {
+        guard !isExcluded(m, now: now), let info = peers[m.id], info.incarnation == m.incarnation, isFresh(info, now: now) else {
             return false
         }
         return !Self.dominates((info.viewID, info.viewKey), (viewID, viewKey))
@@ -726,6 +760,7 @@ public final class ReliableMulticast {
         }
         precondition(outData.count <= 2 * config.windowSizeMax + Wire.itemsPerDatagramMax, "send queue bounded")
         precondition(repairPending.count <= Self.repairPendingMax, "repair set bounded")
+        precondition(outRepairs.count <= Self.repairPendingMax, "repair queue bounded")
         precondition(peers.count <= Self.peersMax, "peer table bounded")
     }
 }

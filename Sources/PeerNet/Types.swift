@@ -64,12 +64,16 @@ public struct MembershipView: Hashable, Sendable {
     public var joined: [PeerID]
     /// Members of the previous view that are gone (left, failed or partitioned away).
     public var departed: [PeerID]
+    /// Tells apart views that share an `id` but are not the same view (e.g. a group founded
+    /// afresh after all its members restarted counts from low ids again). 0 when unknown.
+    public var key: UInt64
 
-    public init(id: UInt64, members: [PeerID], joined: [PeerID] = [], departed: [PeerID] = []) {
+    public init(id: UInt64, members: [PeerID], joined: [PeerID] = [], departed: [PeerID] = [], key: UInt64 = 0) {
         self.id = id
         self.members = members.sorted()
         self.joined = joined.sorted()
         self.departed = departed.sorted()
+        self.key = key
     }
 
     public func contains(_ peer: PeerID) -> Bool { members.contains(peer) }

@@ -53,6 +53,20 @@ struct SwarmTests {
         return failures.map { "\(options)\n  \($0)" }
     }
 
+    @Test("swarm: a seed replays exactly (same events at the same virtual times)")
+    func determinism() {
+        func run() -> [[SimRecord]] {
+            let options = SimOptions.swarm(seed: 4242, peerCountMax: 5, withFaults: true)
+            let network = SimNetwork(options: options, app: traffic(total: 50, startWhenMembers: 1, intervalNanoseconds: 30 * ms))
+            network.faultsEnabled = true
+            network.run(until: NetTime(nanoseconds: 6 * seconds))
+            return network.nodes.map(\.log)
+        }
+        let first = run()
+        #expect(first.joined().count > 100)
+        #expect(first == run())
+    }
+
     /// 40 seeds in 2 chunks.
     @Test("swarm: partitions, crashes and restarts under loss: view synchrony holds and the group converges once faults stop",
           arguments: 0..<2)
