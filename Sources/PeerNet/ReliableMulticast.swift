@@ -306,6 +306,8 @@ public final class ReliableMulticast {
         isLeft = true
         participation = nil
         coordinating = nil
+        // Messages queued during a view change are never sent now: they count as abandoned.
+        transmittedSeq = nextSeq - 1
         pendingSends.removeAll()
     }
 

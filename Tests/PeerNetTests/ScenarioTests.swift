@@ -187,6 +187,24 @@ struct ScenarioTests {
         #expect(throws: PeerNetError.left) { try network.node(Self.id(2)).core!.send([1], now: network.now) }
     }
 
+    @Test("network: leaving with sends queued while cut off abandons them cleanly")
+    func leaveWithQueuedSends() {
+        let network = Self.formed(3)
+        // Peer 1 alone is a minority: it blocks, and its sends are queued, not transmitted.
+        network.partition([[Self.id(1)], [Self.id(2), Self.id(3)]])
+        network.run(forNanoseconds: 5 * seconds)
+        let one = network.node(Self.id(1)).core!
+        #expect(one.status == .blocked || one.status == .flushing)
+        for i in 0..<5 { _ = try? one.send([UInt8(i)], now: network.now) }
+        #expect(one.pendingSendCount == 5)
+        one.leave(now: network.now)
+        #expect(one.status == .left)
+        #expect(one.pendingSendCount == 0)
+        #expect(throws: PeerNetError.left) { try one.send([9], now: network.now) }
+        network.heal()
+        network.run(forNanoseconds: 2 * seconds)
+    }
+
     @Test("network: a sender whose window is full gets windowFull and the silent member is reported lagging")
     func windowFull() throws {
         let network = SimNetwork(options: SimOptions(seed: 3, peerCount: 2), config: { id, inc in
