@@ -6,6 +6,8 @@ public enum JSONValue: Hashable, Sendable {
     case null
     case bool(Bool)
     case int(Int64)
+    /// A number with a fraction or an exponent (the logs never write one; reports may).
+    case double(Double)
     case string(String)
     case array([JSONValue])
     case object([(String, JSONValue)])
@@ -33,6 +35,13 @@ public enum JSONValue: Hashable, Sendable {
 
     public var stringValue: String? { if case .string(let s) = self { s } else { nil } }
     public var intValue: Int64? { if case .int(let n) = self { n } else { nil } }
+    public var doubleValue: Double? {
+        switch self {
+        case .int(let n): Double(n)
+        case .double(let d): d
+        default: nil
+        }
+    }
     public var boolValue: Bool? { if case .bool(let b) = self { b } else { nil } }
     public var arrayValue: [JSONValue]? { if case .array(let a) = self { a } else { nil } }
 
@@ -48,6 +57,7 @@ public enum JSONValue: Hashable, Sendable {
         case .null: out += "null"
         case .bool(let b): out += b ? "true" : "false"
         case .int(let n): out += String(n)
+        case .double(let d): out += d.isFinite ? String(d) : "null"
         case .string(let s): JSONValue.writeString(s, to: &out)
         case .array(let items):
             out += "["
@@ -138,9 +148,23 @@ private struct JSONParser {
     mutating func number() -> JSONValue? {
         let start = offset
         if offset < bytes.count, bytes[offset] == UInt8(ascii: "-") { offset += 1 }
-        while offset < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[offset]) { offset += 1 }
+        let digits = UInt8(ascii: "0")...UInt8(ascii: "9")
+        while offset < bytes.count, digits.contains(bytes[offset]) { offset += 1 }
         guard offset > start else { return nil }
-        return Int64(String(decoding: bytes[start..<offset], as: UTF8.self)).map { .int($0) }
+        var isInteger = true
+        if offset < bytes.count, bytes[offset] == UInt8(ascii: ".") {
+            isInteger = false
+            offset += 1
+            while offset < bytes.count, digits.contains(bytes[offset]) { offset += 1 }
+        }
+        if offset < bytes.count, bytes[offset] == UInt8(ascii: "e") || bytes[offset] == UInt8(ascii: "E") {
+            isInteger = false
+            offset += 1
+            if offset < bytes.count, bytes[offset] == UInt8(ascii: "+") || bytes[offset] == UInt8(ascii: "-") { offset += 1 }
+            while offset < bytes.count, digits.contains(bytes[offset]) { offset += 1 }
+        }
+        let text = String(decoding: bytes[start..<offset], as: UTF8.self)
+        return isInteger ? Int64(text).map { .int($0) } : Double(text).map { .double($0) }
     }
 
     mutating func string() -> String? {

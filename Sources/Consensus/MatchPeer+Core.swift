@@ -169,6 +169,7 @@ public struct MatchPeer: Sendable {
     /// Re-evaluates every open vote with the view's members; with `reset`, drops undecided votes.
     private mutating func applyView(_ newView: MembershipView, reset: Bool) {
         let members = newView.members
+        for gone in newView.departed where match?.players.contains(gone) == true { match!.out.insert(gone) }
         lobby = lobby.filter { members.contains($0.key) }
         for key in startVotes.keys.sorted() { startVotes[key]!.install(members: members, reset: false) }
         for game in rounds.keys.sorted() {

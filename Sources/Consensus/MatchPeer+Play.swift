@@ -102,6 +102,7 @@ extension MatchPeer {
         }
         m.game = nextGame
         m.mirrored = true
+        m.out = []
         m.spawnedBase = [:]
         nextGame &+= 1
         match = m
@@ -181,7 +182,7 @@ extension MatchPeer {
     /// Votes the observed winner once at most one player is live (topped-out and departed are out).
     private mutating func voteGameOverIfSeen() {
         guard let m = match, m.mirrored, m.myGameOverVote == nil, let view else { return }
-        let live = m.players.filter { view.contains($0) && !(m.mirrors[$0]?.isToppedOut ?? true) }
+        let live = m.players.filter { view.contains($0) && !m.out.contains($0) && !(m.mirrors[$0]?.isToppedOut ?? true) }
         guard live.count <= 1 else { return }
         match!.myGameOverVote = .some(live.first)
         send(.gameOverVote(game: m.game, winner: live.first))

@@ -137,6 +137,9 @@ public struct MatchState: Sendable {
     public internal(set) var players: [PeerID]
     public internal(set) var wins: [PeerID: Int]
     public internal(set) var game: UInt32
+    /// Players that left the view during the current game: out of it even if they come back
+    /// (a restarted peer rejoins under the same ID but plays only from the next game).
+    public internal(set) var out: Set<PeerID> = []
     /// False when this peer joined during `game` and does not mirror it.
     public internal(set) var mirrored: Bool
     public internal(set) var mirrors: [PeerID: Mirror] = [:]

@@ -172,6 +172,9 @@ public struct ReplayReport: Sendable {
     public var checkpoints: Int
     public var players: [PeerID: (pairs: UInt32, hash: UInt64)]
     public var decisions: [UInt64]
+    /// Every decided round with its game (round namespace), so logs that start at different
+    /// points (a peer that restarted or joined late) can be compared where they overlap.
+    public var decidedRounds: [(game: UInt32, round: Int, value: UInt64)] = []
     public var desyncs: [Desync]
     /// Set when the log ended mid-line.
     public var truncatedAtLine: Int?
@@ -225,7 +228,7 @@ public struct Replay {
         return ReplayReport(
             ok: desyncs.isEmpty, messages: messages, checkpoints: stats.checkpointsVerified + stats.desyncs,
             players: peer?.lastCheckpoints ?? [:], decisions: peer?.decisionsLog.map(\.value) ?? [],
-            desyncs: desyncs, truncatedAtLine: truncatedAt)
+            decidedRounds: peer?.decisionsLog ?? [], desyncs: desyncs, truncatedAtLine: truncatedAt)
     }
 
     private mutating func drain() throws(ReplayError) {

@@ -119,8 +119,15 @@ extension EggsCommand {
             let start = MonotonicClock.now()
             let deadline = seconds.map { start.adding(nanoseconds: UInt64($0 * 1e9)) }
             var nextTick = start.nanoseconds
+            var nextSummary = start.adding(milliseconds: 1_000)
             while BotCommandState.stop == 0 {
                 let now = MonotonicClock.now()
+                // The summary is kept current while running, so a soak can show progress
+                // and a killed bot still leaves its last report.
+                if let summary, now >= nextSummary {
+                    try BotReport.write(bots.map { BotReport(bot: $0) }, to: summary)
+                    nextSummary = now.adding(milliseconds: 1_000)
+                }
                 if let deadline, now >= deadline { break }
                 if games != nil && bots.allSatisfy(\.isDone) { break }
                 if now.nanoseconds >= nextTick {
@@ -197,11 +204,16 @@ struct BotReport {
         return "{" + fields.map { "\"\($0.0)\": \($0.1)" }.joined(separator: ", ") + "}"
     }
 
+    /// Writes the report whole (to a temporary file, then renamed), so a reader never sees half.
     static func write(_ reports: [BotReport], to path: String) throws {
-        let text = "{\"bots\": [\n  " + reports.map(\.json).joined(separator: ",\n  ") + "\n]}\n"
-        let file = try LogFile(path: path)
-        file.write(String(text.dropLast()))
+        let text = "{\"bots\": [\n  " + reports.map(\.json).joined(separator: ",\n  ") + "\n]}"
+        let temporary = path + ".tmp"
+        let file = try LogFile(path: temporary)
+        file.write(text)
         file.close()
+        guard rename(temporary, path) == 0 else {
+            throw CommandFailure.badInput("cannot write the summary '\(path)': \(String(cString: strerror(errno)))")
+        }
     }
 }
 

@@ -4,7 +4,7 @@ struct EggsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "eggs-tui",
         abstract: "A falling-egg puzzle game for the terminal, played peer to peer on a LAN.",
-        subcommands: [Play.self, Bot.self, Replay.self, Resolve.self],
+        subcommands: [Play.self, Bot.self, Replay.self, Soak.self, Resolve.self],
         defaultSubcommand: Play.self
     )
 }

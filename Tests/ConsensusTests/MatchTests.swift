@@ -72,6 +72,32 @@ struct MatchTests {
         }
     }
 
+    @Test("a player that crashes and restarts under the same ID mid-game is out of that game, which still ends")
+    func restartedPlayerIsOutOfTheGame() {
+        let h = VSHarness(seed: 42)
+        let ids = startRoom(h, count: 3, settings: MatchSettings(speed: 9, colors: 4, gamesPerMatch: 3))
+        for _ in 0..<300 { h.tick(deliveries: 30) }
+        let victim = ids[1]
+        #expect(h.peers[victim]?.match != nil, "the match started")
+        h.installView(members: ids.filter { $0 != victim }, crashed: [victim])
+        h.installView(members: ids, joining: [victim])
+        for id in ids where id != victim { #expect(h.peers[id]!.match?.out == [victim]) }
+        var ticks = 0
+        func gamesOver(_ id: PeerID) -> [PeerID?] {
+            (h.events[id] ?? []).compactMap { if case .gameOver(let game, let winner) = $0, game == 0 { winner } else { nil } }
+        }
+        while ids.contains(where: { gamesOver($0).isEmpty }) && ticks < 40_000 {
+            h.tick(deliveries: 30)
+            ticks += 1
+        }
+        let winners = ids.map(gamesOver)
+        #expect(winners.allSatisfy { $0.count == 1 }, "game 0 did not end everywhere after \(ticks) ticks")
+        #expect(Set(winners.compactMap { $0.first.map { $0?.hex ?? "none" } }).count == 1, "winners differ: \(winners)")
+        #expect(winners.first?.first != .some(.some(victim)), "the restarted player cannot win the game it left")
+        #expect(desyncs(h).isEmpty)
+        #expect(h.checkDecisionsAgree() == nil)
+    }
+
     @Test("voting under random interleavings, duplicates, crashes (incl. the highest ID) and joins: every peer decides the same values")
     func votingFaults() {
         var snapshotsAdopted = 0, crashes = 0, gamesOver = 0

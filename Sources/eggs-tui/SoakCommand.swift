@@ -1,0 +1,311 @@
+import ArgumentParser
+import Consensus
+import EggGame
+import PeerNet
+import PeerNetUDP
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension EggsCommand {
+    /// Bot peers as separate processes, with optional churn, live progress and a verdict.
+    struct Soak: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Run bot peers as separate processes, report progress, and end with a verdict.",
+            discussion: """
+                Exit 0 only when no peer crashed, no checkpoint mismatched, every log verifies and all \
+                logs agree on the decided egg sequence where they overlap. With --churn, peers are \
+                killed (SIGKILL) and restarted under the same ID during the run. Use --interface \
+                127.0.0.1 to keep the traffic on this machine.
+                """
+        )
+
+        @OptionGroup var network: NetworkOptions
+
+        @Option(help: "How many bot peers (processes).")
+        var peers: Int = 4
+
+        @Option(help: "How long the run lasts.")
+        var seconds: Double = 60
+
+        @Option(help: "The bots' level: easy, medium, hard or insane.")
+        var level: BotLevel = .medium
+
+        @Option(help: "How many players a match waits for.")
+        var players: Int = 2
+
+        @Option(help: "Fall speed of the matches, 0 to 9.")
+        var speed: Int = 9
+
+        @Flag(help: "Kill and restart peers during the run.")
+        var churn = false
+
+        @Option(help: "Where the peers' logs and summaries go (default: a new folder under $XDG_STATE_HOME/eggs/).")
+        var dir: String?
+
+        @Option(help: "Seed of the churn schedule and the bots (default: random).")
+        var seed: UInt64?
+
+        func validate() throws {
+            guard (2...16).contains(peers) else { throw ValidationError("--peers must be from 2 to 16") }
+            guard seconds >= 5 && seconds <= 86_400 else { throw ValidationError("--seconds must be from 5 to 86400") }
+            guard (2...8).contains(players), players <= peers else { throw ValidationError("--players must be from 2 to 8 and at most --peers") }
+            guard GravityClock.speedsSupported.contains(speed) else { throw ValidationError("--speed must be from 0 to 9") }
+        }
+
+        func run() throws {
+            var generator = SystemRandomNumberGenerator()
+            var random = EggGame.SplitMix64(seed: seed ?? generator.next())
+            let folder = dir ?? NetworkOptions.stateDirectory() + "/soak-\(time(nil))"
+            NetworkOptions.makeDirectories(folder)
+            let firstID = network.peerID().raw & ~0xFF
+            var fleet = SoakFleet(folder: folder, binary: Self.selfPath(), arguments: childArguments())
+            for index in 0..<peers { try fleet.start(index: index, id: PeerID(firstID | UInt64(index + 1))) }
+            FileHandleOutput.stderr("soak: \(peers) peers, \(Int(seconds)) s, logs in \(folder)\(churn ? ", with churn" : "")")
+            signal(SIGINT) { _ in BotCommandState.stop = 1 }
+            signal(SIGTERM) { _ in BotCommandState.stop = 1 }
+            let start = MonotonicClock.now()
+            let end = start.adding(nanoseconds: UInt64(seconds * 1e9))
+            // Churn stops a few seconds before the end so the last restarted peers settle.
+            let churnEnd = end.nanoseconds > 8_000_000_000 ? NetTime(nanoseconds: end.nanoseconds - 8_000_000_000) : start
+            var nextChurn = start.adding(nanoseconds: 4_000_000_000 + random.next() % 3_000_000_000)
+            var nextProgress = start.adding(milliseconds: 1_000)
+            while BotCommandState.stop == 0 {
+                let now = MonotonicClock.now()
+                if now >= end { break }
+                fleet.reap()
+                if churn, now >= nextChurn, now < churnEnd {
+                    try fleet.churn(random: &random)
+                    nextChurn = now.adding(nanoseconds: 3_000_000_000 + random.next() % 4_000_000_000)
+                }
+                fleet.restartDue(now: now)
+                if now >= nextProgress {
+                    FileHandleOutput.stderr(fleet.progress(elapsed: Double(now.nanoseconds(since: start)) / 1e9))
+                    nextProgress = now.adding(milliseconds: 1_000)
+                }
+                usleep(50_000)
+            }
+            fleet.stopAll()
+            let verdict = fleet.verdict()
+            FileHandleOutput.stdout(verdict.json)
+            if !verdict.ok { throw CommandFailure.detected("soak failed: \(verdict.reasons.joined(separator: "; "))") }
+        }
+
+        private func childArguments() -> [String] {
+            var args = ["bot", "--room", network.room, "--group", network.group, "--port", "\(network.port)",
+                        "--level", level.rawValue, "--players", "\(players)", "--speed", "\(speed)",
+                        "--seconds", "\(Int(seconds) + 30)"]
+            if let interface = network.interface { args += ["--interface", interface] }
+            if let passphrase = network.effectivePassphrase { args += ["--passphrase", passphrase] }
+            return args
+        }
+
+        static func selfPath() -> String {
+            var buffer = [CChar](repeating: 0, count: 4096)
+            let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+            guard count > 0 else { return CommandLine.arguments[0] }
+            return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        }
+    }
+}
+
+/// The soak's child processes: one bot peer each, some killed and restarted on purpose.
+struct SoakFleet {
+    struct Child {
+        var index: Int
+        var id: PeerID
+        var pid: pid_t
+        var life: Int
+        var log: String
+        var summary: String
+        var killedOnPurpose = false
+        var exitStatus: Int32?
+    }
+
+    let folder: String
+    let binary: String
+    let arguments: [String]
+    private(set) var lives: [Child] = []
+    private var restartAt: [Int: NetTime] = [:]
+    private(set) var kills = 0
+
+    init(folder: String, binary: String, arguments: [String]) {
+        self.folder = folder
+        self.binary = binary
+        self.arguments = arguments
+    }
+
+    mutating func start(index: Int, id: PeerID) throws {
+        let life = lives.filter { $0.index == index }.count + 1
+        let log = "\(folder)/peer\(index)-life\(life).jsonl"
+        let summary = "\(folder)/peer\(index)-life\(life).summary.json"
+        let args = [binary] + arguments + ["--id", id.hex, "--seed", "\(id.raw &+ UInt64(life))", "--log", log, "--summary", summary]
+        let pid = try Self.spawn(args, stderrPath: "\(folder)/peer\(index)-life\(life).stderr")
+        lives.append(Child(index: index, id: id, pid: pid, life: life, log: log, summary: summary))
+    }
+
+    /// Collects children that exited.
+    mutating func reap() {
+        for i in lives.indices where lives[i].exitStatus == nil {
+            var status: Int32 = 0
+            if waitpid(lives[i].pid, &status, WNOHANG) == lives[i].pid { lives[i].exitStatus = status }
+        }
+    }
+
+    /// Kills one running peer (SIGKILL, like a crash) and schedules its restart.
+    mutating func churn(random: inout EggGame.SplitMix64) throws {
+        let running = lives.indices.filter { lives[$0].exitStatus == nil && restartAt[lives[$0].index] == nil }
+        guard running.count > 2 || (running.count == 2 && lives.count < 2) else { return }
+        let victim = running[Int(random.next() % UInt64(running.count))]
+        lives[victim].killedOnPurpose = true
+        kill(lives[victim].pid, SIGKILL)
+        kills += 1
+        restartAt[lives[victim].index] = MonotonicClock.now().adding(nanoseconds: 1_000_000_000 + random.next() % 2_000_000_000)
+    }
+
+    mutating func restartDue(now: NetTime) {
+        for (index, at) in restartAt where now >= at {
+            restartAt[index] = nil
+            guard let id = lives.last(where: { $0.index == index })?.id else { continue }
+            try? start(index: index, id: id)
+        }
+    }
+
+    /// Asks every running peer to stop (SIGTERM: it writes its summary and leaves), then waits.
+    mutating func stopAll() {
+        for child in lives where child.exitStatus == nil { kill(child.pid, SIGTERM) }
+        let deadline = MonotonicClock.now().adding(milliseconds: 15_000)
+        while lives.contains(where: { $0.exitStatus == nil }) && MonotonicClock.now() < deadline {
+            reap()
+            usleep(50_000)
+        }
+        for i in lives.indices where lives[i].exitStatus == nil {
+            kill(lives[i].pid, SIGKILL)
+            var status: Int32 = 0
+            waitpid(lives[i].pid, &status, 0)
+            lives[i].exitStatus = status
+        }
+    }
+
+    func progress(elapsed: Double) -> String {
+        let reports = lives.compactMap { Self.readSummary($0.summary) }
+        let games = reports.map(\.games).max() ?? 0
+        let messages = reports.map(\.delivered).reduce(0, +)
+        let retransmitted = reports.map(\.retransmitted).reduce(0, +)
+        let checkpoints = reports.map(\.checkpoints).reduce(0, +)
+        let desyncs = reports.map(\.desyncs).reduce(0, +)
+        let wait = reports.map(\.maxEggWaitMs).max() ?? 0
+        let alive = lives.filter { $0.exitStatus == nil }.count
+        return "soak \(Int(elapsed))s: \(alive) peers up, \(kills) killed, games \(games), delivered \(messages), retransmitted \(retransmitted), checkpoints \(checkpoints), desyncs \(desyncs), worst egg wait \(format3(wait)) ms"
+    }
+
+    struct SummaryFields {
+        var games = 0, delivered = 0, retransmitted = 0, checkpoints = 0, desyncs = 0
+        var maxEggWaitMs = 0.0
+    }
+
+    static func readSummary(_ path: String) -> SummaryFields? {
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        guard let bytes = FileHandleOutput.readAll(fd, limit: 1 << 20),
+              let bot = JSONValue.parse(String(decoding: bytes, as: UTF8.self))?["bots"]?.arrayValue?.first else { return nil }
+        let int = { (key: String) in Int(bot[key]?.intValue ?? 0) }
+        return SummaryFields(games: int("games"), delivered: int("delivered"), retransmitted: int("retransmitted"),
+                             checkpoints: int("checkpointsVerified"), desyncs: int("desyncs"),
+                             maxEggWaitMs: bot["maxEggWaitMs"]?.doubleValue ?? 0)
+    }
+
+    struct Verdict {
+        var ok: Bool
+        var reasons: [String]
+        var json: String
+    }
+
+    /// Crashes, mismatches, logs that do not verify, logs that disagree on a decided round.
+    func verdict() -> Verdict {
+        var reasons: [String] = []
+        var crashed = 0
+        for child in lives where !child.killedOnPurpose {
+            let status = child.exitStatus ?? -1
+            if status != 0 {
+                crashed += 1
+                reasons.append("peer \(child.id.hex) life \(child.life) exited with status \(status) (see its .stderr)")
+            }
+        }
+        var decided: [String: (UInt64, String)] = [:]
+        var verified = 0, checkpoints = 0, mismatches = 0, disagreements = 0, rounds = 0
+        for child in lives {
+            do {
+                let report = try Self.verifyLog(child.log)
+                verified += 1
+                checkpoints += report.checkpoints
+                if !report.desyncs.isEmpty {
+                    mismatches += report.desyncs.count
+                    reasons.append("\(child.log): \(report.desyncs[0])")
+                }
+                for (game, round, value) in report.decidedRounds {
+                    let key = "\(game)/\(round)"
+                    if let (other, where_) = decided[key] {
+                        if other != value {
+                            disagreements += 1
+                            if disagreements <= 3 { reasons.append("round \(key): \(child.log) decided \(hex16(value)), \(where_) decided \(hex16(other))") }
+                        }
+                    } else {
+                        decided[key] = (value, child.log)
+                        rounds += 1
+                    }
+                }
+            } catch {
+                reasons.append("\(child.log): \(error)")
+            }
+        }
+        let summaries = lives.compactMap { Self.readSummary($0.summary) }
+        let desyncs = summaries.map(\.desyncs).reduce(0, +)
+        if desyncs > 0 && mismatches == 0 { reasons.append("\(desyncs) desyncs reported by the peers") }
+        let ok = reasons.isEmpty && rounds > 0
+        if rounds == 0 { reasons.append("no round was decided") }
+        let games = summaries.map(\.games).max() ?? 0
+        let wait = summaries.map(\.maxEggWaitMs).max() ?? 0
+        let json = "{\"ok\": \(ok), \"peers\": \(Set(lives.map(\.index)).count), \"lives\": \(lives.count), \"killed\": \(kills), "
+            + "\"crashed\": \(crashed), \"logsVerified\": \(verified), \"checkpoints\": \(checkpoints), \"mismatches\": \(mismatches), "
+            + "\"roundsDecided\": \(rounds), \"disagreements\": \(disagreements), \"games\": \(games), "
+            + "\"maxEggWaitMs\": \(format3(wait)), \"dir\": \(jsonString(folder))}"
+        return Verdict(ok: ok, reasons: reasons, json: json)
+    }
+
+    static func verifyLog(_ path: String) throws -> ReplayReport {
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { throw CommandFailure.badInput("cannot open \(path)") }
+        defer { close(fd) }
+        var replay = Replay()
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { break }
+            try replay.receive(Array(buffer[0..<count]))
+        }
+        return try replay.finish()
+    }
+
+    static func spawn(_ args: [String], stderrPath: String) throws -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, stderrPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        var cArgs: [UnsafeMutablePointer<CChar>?] = args.map { strdup($0) } + [nil]
+        defer { cArgs.forEach { free($0) } }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, args[0], &actions, nil, &cArgs, environ)
+        guard result == 0 else { throw CommandFailure.detected("cannot start \(args[0]): \(String(cString: strerror(result)))") }
+        return pid
+    }
+}
+
+func hex16(_ value: UInt64) -> String {
+    let digits = String(value, radix: 16)
+    return String(repeating: "0", count: 16 - digits.count) + digits
+}
