@@ -93,6 +93,7 @@ extension EggsCommand {
         }
 
         func run() throws {
+            StopSignals.install()
             let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
             defer { try? group.syncShutdownGracefully() }
             var generator = SystemRandomNumberGenerator()
@@ -115,12 +116,11 @@ extension EggsCommand {
                 bots.append(BotPeer(peer: peer, level: level, seed: baseSeed &+ UInt64(index), settings: matchSettings,
                                     playersWanted: players, gamesMax: games))
             }
-            installStopHandlers()
             let start = MonotonicClock.now()
             let deadline = seconds.map { start.adding(nanoseconds: UInt64($0 * 1e9)) }
             var nextTick = start.nanoseconds
             var nextSummary = start.adding(milliseconds: 1_000)
-            while BotCommandState.stop == 0 {
+            while !StopSignals.stopRequested {
                 let now = MonotonicClock.now()
                 // The summary is kept current while running, so a soak can show progress
                 // and a killed bot still leaves its last report.
@@ -150,16 +150,7 @@ extension EggsCommand {
             if path.hasSuffix(".jsonl") { return String(path.dropLast(6)) + "-\(id.hex).jsonl" }
             return path + "-\(id.hex)"
         }
-
-        private func installStopHandlers() {
-            signal(SIGINT) { _ in BotCommandState.stop = 1 }
-            signal(SIGTERM) { _ in BotCommandState.stop = 1 }
-        }
     }
-}
-
-enum BotCommandState {
-    nonisolated(unsafe) static var stop: Int32 = 0
 }
 
 /// One bot's part of the `--summary` JSON (SPEC §5).

@@ -47,3 +47,28 @@ struct CommandFailure: Error, CustomStringConvertible {
     static func badInput(_ message: String) -> CommandFailure { CommandFailure(status: 2, description: message) }
     static func detected(_ message: String) -> CommandFailure { CommandFailure(status: 1, description: message) }
 }
+
+/// Signals that ask a headless run to stop; the loops poll ``stopRequested``.
+enum StopSignals {
+    nonisolated(unsafe) static var requested: Int32 = 0
+
+    static var stopRequested: Bool { requested != 0 }
+
+    /// Catches SIGINT and SIGTERM, first unblocking them: a parent (a test runner, a
+    /// process supervisor) may hand down a signal mask or ignored dispositions that would
+    /// otherwise make the run deaf to a stop.
+    static func install() {
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGINT)
+        sigaddset(&set, SIGTERM)
+        sigprocmask(SIG_UNBLOCK, &set, nil)
+        for sig in [SIGINT, SIGTERM] {
+            var action = sigaction()
+            action.__sigaction_handler.sa_handler = { _ in StopSignals.requested = 1 }
+            sigemptyset(&action.sa_mask)
+            action.sa_flags = 0
+            sigaction(sig, &action, nil)
+        }
+    }
+}

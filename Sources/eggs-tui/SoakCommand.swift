@@ -62,15 +62,14 @@ extension EggsCommand {
             var fleet = SoakFleet(folder: folder, binary: Self.selfPath(), arguments: childArguments())
             for index in 0..<peers { try fleet.start(index: index, id: PeerID(firstID | UInt64(index + 1))) }
             FileHandleOutput.stderr("soak: \(peers) peers, \(Int(seconds)) s, logs in \(folder)\(churn ? ", with churn" : "")")
-            signal(SIGINT) { _ in BotCommandState.stop = 1 }
-            signal(SIGTERM) { _ in BotCommandState.stop = 1 }
+            StopSignals.install()
             let start = MonotonicClock.now()
             let end = start.adding(nanoseconds: UInt64(seconds * 1e9))
             // Churn stops a few seconds before the end so the last restarted peers settle.
             let churnEnd = end.nanoseconds > 8_000_000_000 ? NetTime(nanoseconds: end.nanoseconds - 8_000_000_000) : start
             var nextChurn = start.adding(nanoseconds: 4_000_000_000 + random.next() % 3_000_000_000)
             var nextProgress = start.adding(milliseconds: 1_000)
-            while BotCommandState.stop == 0 {
+            while !StopSignals.stopRequested {
                 let now = MonotonicClock.now()
                 if now >= end { break }
                 fleet.reap()

@@ -127,6 +127,10 @@ final class Terminal {
 
     private static func installRestoreHandlers() {
         active = true
+        var set = sigset_t()
+        sigemptyset(&set)
+        for sig in [SIGINT, SIGTERM, SIGHUP] { sigaddset(&set, sig) }
+        sigprocmask(SIG_UNBLOCK, &set, nil)
         // Ctrl-C and SIGTERM end the loop cleanly: the loop sees `interrupted` and quits.
         signal(SIGINT) { sig in Terminal.interrupted = sig }
         signal(SIGTERM) { sig in Terminal.interrupted = sig }
