@@ -53,4 +53,30 @@ struct TerminalTests {
         let alternate = (try? Harness.tmux(session.socket, ["display-message", "-p", "-t", session.name, "#{alternate_on}"])) ?? ""
         #expect(alternate.hasPrefix("0"), "the terminal is still in the game's screen")
     }
+
+    @Test("Ctrl-C and SIGTERM end the game and restore the terminal")
+    func interruptRestores() throws {
+        for (signal, how) in [("INT", "C-c"), ("TERM", "kill")] {
+            let session = try TmuxSession(
+                command: "\(Harness.binary) play --practice --seed 3 --name sig\(signal); echo EXIT=$?; sleep 60",
+                width: 100, height: 30)
+            defer { session.close() }
+            #expect(session.waitFor("sig\(signal)") != nil, "the game did not start: \(session.screen())")
+            if how == "C-c" {
+                session.send("C-c")
+            } else {
+                let pids = (try? Harness.tmux(session.socket, ["list-panes", "-t", session.name, "-F", "#{pane_pid}"])) ?? ""
+                let shell = Int32(pids.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+                // The game is the shell's only child.
+                let children = (try? String(contentsOfFile: "/proc/\(shell)/task/\(shell)/children", encoding: .utf8)) ?? ""
+                let game = Int32(children.split(separator: " ").first ?? "") ?? 0
+                #expect(game > 0)
+                if game > 0 { kill(game, SIGTERM) }
+            }
+            let end = session.waitFor("EXIT=")
+            #expect(end != nil, "the game did not end on SIG\(signal): \(session.screen())")
+            let alternate = (try? Harness.tmux(session.socket, ["display-message", "-p", "-t", session.name, "#{alternate_on}"])) ?? ""
+            #expect(alternate.hasPrefix("0"), "SIG\(signal) left the terminal in the game's screen")
+        }
+    }
 }
