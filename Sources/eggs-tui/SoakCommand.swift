@@ -304,7 +304,5 @@ struct SoakFleet {
     }
 }
 
-func hex16(_ value: UInt64) -> String {
-    let digits = String(value, radix: 16)
-    return String(repeating: "0", count: 16 - digits.count) + digits
-}
+/// 16 lowercase hex digits, as IDs and decided values are written everywhere.
+func hex16(_ value: UInt64) -> String { PeerID(value).hex }
