@@ -24,6 +24,10 @@ public struct PeerNetConfig: Sendable, Hashable {
     public var retransmitTimeoutNanoseconds: UInt64
     /// Upper bound of the random delay before a repair by a member that is not the origin.
     public var repairDelayMaxNanoseconds: UInt64
+    /// A stability report (with the sent seq) follows this long after the last own send:
+    /// receivers notice a lost last message without waiting for a heartbeat.
+    /// (Reports also go out whenever a stream advanced by an eighth of the window.)
+    public var stabilityReportDelayNanoseconds: UInt64
     /// Flush messages (propose, cut, ready) are repeated this often while a view change runs.
     public var flushRetransmitNanoseconds: UInt64
     /// A view change that makes no progress for this long is restarted without the silent peers.
@@ -43,9 +47,10 @@ public struct PeerNetConfig: Sendable, Hashable {
         heartbeatIntervalNanoseconds: UInt64 = 250_000_000,
         suspectTimeoutNanoseconds: UInt64 = 3_000_000_000,
         discoveryNanoseconds: UInt64 = 1_000_000_000,
-        nackDelayMaxNanoseconds: UInt64 = 20_000_000,
-        retransmitTimeoutNanoseconds: UInt64 = 120_000_000,
-        repairDelayMaxNanoseconds: UInt64 = 30_000_000,
+        nackDelayMaxNanoseconds: UInt64 = 5_000_000,
+        retransmitTimeoutNanoseconds: UInt64 = 10_000_000,
+        repairDelayMaxNanoseconds: UInt64 = 4_000_000,
+        stabilityReportDelayNanoseconds: UInt64 = 20_000_000,
         flushRetransmitNanoseconds: UInt64 = 150_000_000,
         flushTimeoutNanoseconds: UInt64 = 2_000_000_000,
         windowSizeMax: Int = 256,
@@ -62,6 +67,7 @@ public struct PeerNetConfig: Sendable, Hashable {
         self.nackDelayMaxNanoseconds = nackDelayMaxNanoseconds
         self.retransmitTimeoutNanoseconds = retransmitTimeoutNanoseconds
         self.repairDelayMaxNanoseconds = repairDelayMaxNanoseconds
+        self.stabilityReportDelayNanoseconds = stabilityReportDelayNanoseconds
         self.flushRetransmitNanoseconds = flushRetransmitNanoseconds
         self.flushTimeoutNanoseconds = flushTimeoutNanoseconds
         self.windowSizeMax = windowSizeMax
@@ -128,7 +134,10 @@ public struct PeerNetStats: Hashable, Sendable {
     /// Messages discarded because they were outside the receive window or of a stale view.
     public var messagesDiscarded: UInt64 = 0
     public var nacksSent: UInt64 = 0
+    /// Status datagrams: heartbeats and stability reports (`reportsSent` counts the latter alone).
     public var heartbeatsSent: UInt64 = 0
+    /// Stability reports (with RTT echoes) sent: one per heartbeat plus those driven by deliveries.
+    public var reportsSent: UInt64 = 0
     public var viewsInstalled: UInt64 = 0
 
     public var droppedTruncated: UInt64 = 0

@@ -19,7 +19,7 @@ extension ReliableMulticast {
             handleReady(ballot, from: sender, now: now)
         case let .install(ballot, newViewID):
             handleInstall(ballot, newViewID: newViewID, now: now)
-        case .heartbeat, .data, .nack, .leave:
+        case .heartbeat, .data, .nack, .leave, .report:
             preconditionFailure("not a flush frame")
         }
     }

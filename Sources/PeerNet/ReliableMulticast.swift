@@ -14,12 +14,22 @@ import DequeModule
 /// Each peer numbers its messages 1, 2, 3… Every data message carries (origin, origin
 /// incarnation, view id, seq). Receivers deliver each origin's messages in seq order,
 /// exactly once, only when tagged with the installed view. Gaps are found from data and
-/// from heartbeats (which carry the sender's highest seq, so a lost *last* message is
-/// noticed) and answered with multicast NACKs after a random delay; a NACK from someone
-/// else for the same gap postpones ours. Any member holding a NACKed message repairs it
-/// by multicast after a short delay (the origin sooner, others later); seeing the message
-/// go by cancels a pending repair. Heartbeats carry the sender's delivered-up-to vector;
-/// a message delivered by every member is stable and freed. A sender may have at most
+/// from heartbeats and stability reports (which carry the sender's highest seq, so a lost
+/// *last* message is noticed). Each missing seq is NACKed a random delay (≤ `nackDelayMax`)
+/// after it is first seen missing, then again every retransmit timeout (plus twice the
+/// origin's RTT) until it arrives; a stream's timer is cleared as soon as its gaps fill.
+/// One firing sends up to 4 NACKs of 16 ranges each. A NACK from someone else for the same
+/// seqs postpones ours. Any member holding a NACKed message repairs it by multicast after a
+/// short delay (the origin sooner, others later), batched with other repairs and data;
+/// seeing the message go by cancels a pending repair.
+///
+/// ## Stability
+/// Heartbeats and stability reports carry the sender's delivered-up-to vector; a message
+/// delivered by every member is stable and freed. A report goes out when a stream advanced
+/// by an eighth of the window, else `stabilityReportDelay` after the first unreported
+/// delivery, and with every heartbeat; so windows free continuously under load. Reports
+/// also echo each member's last heartbeat/report packet number and hold time: that gives
+/// the round-trip times of `linkStats`. A sender may have at most
 /// `windowSizeMax` unstable messages (`send` throws `.windowFull`; the member holding
 /// the window back is reported `.lagging`); receivers drop anything beyond their window.
 ///
@@ -89,13 +99,23 @@ public final class ReliableMulticast {
         var highestKnown: UInt64
         /// seq → message, for stableFloor < seq.
         var messages: [UInt64: DataItem] = [:]
+        /// Every seq at or below was examined for gaps; the missing ones are in `gaps`.
+        var scannedUpTo: UInt64
+        /// Missing seq → when it is next due in a NACK (first after a random delay, then
+        /// every retransmit timeout). At most `2 × windowSizeMax` entries.
+        var gaps: [UInt64: NetTime] = [:]
+        /// The earliest due time in `gaps` (maybe earlier: a spurious fire recomputes it).
         var nackAt: NetTime?
+        /// `delivered` as of this peer's last stability report.
+        var reportedDelivered: UInt64
 
         init(member: Member, start: UInt64) {
             self.member = member
             delivered = start
             stableFloor = start
             highestKnown = start
+            scannedUpTo = start
+            reportedDelivered = start
         }
 
         /// Highest seq held with no gap after `delivered`.
@@ -118,14 +138,33 @@ public final class ReliableMulticast {
         var packetBitmap: UInt64 = 0
         /// Since when this member of our view reports an older view than ours.
         var staleViewSince: NetTime?
+        /// The last heartbeat or report heard from this peer (echoed in our reports).
+        var echoPacket: UInt64 = 0
+        var echoHeardAt = NetTime.zero
+        /// The highest of our packets this peer echoed that gave an RTT sample.
+        var echoSampled: UInt64 = 0
+        var rttSmoothed: UInt64?
+        /// Mean deviation of the RTT samples (gain 1/4).
+        var rttVariation: UInt64 = 0
+        var rttMin: UInt64?
+        var rttLatest: UInt64?
+        /// Packet numbers of this peer we expected (the highest advanced over them) and received,
+        /// both halved when `packetsExpected` reaches `lossWindowPackets`: a sliding loss estimate.
+        var packetsExpected: UInt64 = 0
+        var packetsReceived: UInt64 = 0
 
-        /// Sliding-window replay check (64 packets behind the highest).
+        static let lossWindowPackets: UInt64 = 512
+
+        /// Sliding-window replay check (64 packets behind the highest); counts for the loss estimate.
         mutating func acceptPacket(_ pn: UInt64) -> Bool {
             if pn > packetHighest {
                 let shift = pn - packetHighest
                 packetBitmap = shift >= 64 ? 0 : packetBitmap << shift
                 if shift <= 64, packetHighest > 0 { packetBitmap |= 1 << (shift - 1) }
+                // The first packet heard says nothing about the ones before it.
+                packetsExpected += packetHighest == 0 ? 1 : min(shift, Self.lossWindowPackets)
                 packetHighest = pn
+                countReceived()
                 return true
             }
             let diff = packetHighest - pn
@@ -133,7 +172,31 @@ public final class ReliableMulticast {
             let bit: UInt64 = 1 << (diff - 1)
             guard packetBitmap & bit == 0 else { return false }
             packetBitmap |= bit
+            countReceived()
             return true
+        }
+
+        private mutating func countReceived() {
+            packetsReceived = min(packetsReceived + 1, packetsExpected)
+            if packetsExpected >= Self.lossWindowPackets {
+                packetsExpected /= 2
+                packetsReceived /= 2
+            }
+        }
+
+        /// One round-trip sample: smoothed like RFC 6298 (gains 1/8 and 1/4), plus the minimum and latest.
+        mutating func addRoundTrip(_ sample: UInt64) {
+            let sample = min(sample, ReliableMulticast.rttSampleMaxNanoseconds)
+            rttLatest = sample
+            rttMin = min(rttMin ?? sample, sample)
+            if let srtt = rttSmoothed {
+                let deviation = srtt > sample ? srtt - sample : sample - srtt
+                rttVariation = (rttVariation * 3 + deviation) / 4
+                rttSmoothed = (srtt * 7 + sample) / 8
+            } else {
+                rttVariation = sample / 2
+                rttSmoothed = sample
+            }
         }
     }
 
@@ -182,6 +245,14 @@ public final class ReliableMulticast {
     }
 
     static let peersMax = 128
+    /// Own heartbeats and reports remembered (packet number → send time) to match echoes.
+    static let echoRingSize = 64
+    /// NACK datagrams one stream may send per timer firing (each up to `Wire.nackRangesMax` ranges).
+    static let nackDatagramsPerFireMax = 4
+    /// The RTT share of the NACK retransmit timeout is capped here.
+    static let rttForTimeoutsMaxNanoseconds: UInt64 = 1_000_000_000
+    /// Larger RTT samples are clamped (a bogus echo cannot poison the estimate for long).
+    static let rttSampleMaxNanoseconds: UInt64 = 10_000_000_000
     static let repairPendingMax = 1024
     static let incompatibleReportedMax = 256
 
@@ -216,6 +287,12 @@ public final class ReliableMulticast {
     var repairPending: Set<SeqKey> = []
 
     var heartbeatAt: NetTime
+    /// When a stability report is due (deliveries not yet reported), if one is.
+    var reportAt: NetTime?
+    /// Own seq for which the tail-loss probe (`reportAt`) was last armed.
+    var probeArmedSeq: UInt64 = 0
+    /// Own heartbeats and reports by `packetNumber % echoRingSize`: (packet number, sent at).
+    var echoRing: [(packet: UInt64, at: NetTime)] = Array(repeating: (0, .zero), count: ReliableMulticast.echoRingSize)
     var repairAt: NetTime?
     var flushRetransmitAt: NetTime?
     var discoveryAt: NetTime
@@ -268,6 +345,24 @@ public final class ReliableMulticast {
     /// The highest seq delivered here from `peer`, `nil` when `peer` is not in the installed view.
     public func deliveredUpTo(_ peer: PeerID) -> UInt64? { streams[peer]?.delivered }
 
+    /// Round-trip time and loss of the link from `peer`, for a status line; `nil` for a peer
+    /// never heard (or forgotten). Pure: computed from datagrams and the `now` of past inputs.
+    ///
+    /// RTT: every stability report echoes, per member, the packet number of the last heartbeat
+    /// or report heard from it and how long it held it; the member that sent that packet
+    /// subtracts the hold from the time since it sent it. Loss: the fraction of `peer`'s packet
+    /// numbers (all its datagrams are numbered in one sequence) that never arrived, over its
+    /// last 256 to 512 packet numbers.
+    public func linkStats(_ peer: PeerID) -> LinkStats? {
+        guard let info = peers[peer] else { return nil }
+        let lost = info.packetsExpected - min(info.packetsReceived, info.packetsExpected)
+        return LinkStats(
+            roundTripNanoseconds: info.rttSmoothed, roundTripMinNanoseconds: info.rttMin,
+            roundTripLatestNanoseconds: info.rttLatest,
+            lossFraction: info.packetsExpected == 0 ? 0 : Double(lost) / Double(info.packetsExpected),
+            packetsObserved: info.packetsExpected, lastHeard: info.lastHeard)
+    }
+
     // MARK: - Commands
 
     /// Queues `payload` for reliable delivery to every member (this peer included).
@@ -293,6 +388,7 @@ public final class ReliableMulticast {
         if status == .member {
             transmitPending()
             deliverReady()
+            considerReport(now: now)
         }
         return seq
     }
@@ -343,6 +439,7 @@ public final class ReliableMulticast {
         // Conditions (stay true once reached): only while still ahead.
         func considerAhead(_ t: NetTime?) { if let t, t > lastNow { consider(t) } }
         consider(repairAt)
+        consider(reportAt)
         consider(flushRetransmitAt)
         for stream in streams.values { consider(stream.nackAt) }
         consider(coordinating?.deadline)
@@ -376,8 +473,17 @@ public final class ReliableMulticast {
             guard admit(envelope, now: now) else { return }
             stats.datagramsAccepted += 1
             guard !isLeft else { return }
-            dispatch(frame, from: Member(id: envelope.sender, incarnation: envelope.incarnation), now: now)
-            afterInput(now: now, membershipMayChange: frame.kind != .data)
+            let sender = Member(id: envelope.sender, incarnation: envelope.incarnation)
+            if frame.kind == .heartbeat || frame.kind == .report {
+                peers[sender.id]?.echoPacket = envelope.packetNumber
+                peers[sender.id]?.echoHeardAt = now
+            }
+            dispatch(frame, from: sender, now: now)
+            switch frame.kind {
+            case .data, .nack: afterInput(now: now, stability: false, membership: false)
+            case .report: afterInput(now: now, stability: true, membership: false)
+            default: afterInput(now: now)
+            }
         }
     }
 
@@ -387,12 +493,13 @@ public final class ReliableMulticast {
         lastNow = max(lastNow, now)
         guard !isLeft else { return }
         if now >= heartbeatAt {
-            emitHeartbeat()
+            emitHeartbeat(now: now)
             heartbeatAt = now.adding(nanoseconds: config.heartbeatIntervalNanoseconds)
         }
+        if let at = reportAt, now >= at { emitReport(now: now) }
         if let at = repairAt, now >= at { fireRepairs() }
-        for id in streams.keys.sorted() {
-            if let at = streams[id]?.nackAt, now >= at { fireNack(id, now: now) }
+        for m in members where m != me {  // sorted by ID: a fixed order of RNG draws
+            if let at = streams[m.id]?.nackAt, now >= at { fireNack(m.id, now: now) }
         }
         flushTimers(now: now)
         afterInput(now: now)
@@ -474,20 +581,23 @@ public final class ReliableMulticast {
         case let .leave(sentSeq):
             peers[sender.id]?.left = true
             if let s = streams[sender.id], s.member == sender { streams[sender.id]?.highestKnown = max(s.highestKnown, sentSeq) }
+        case let .report(viewID, viewKey, sentSeq, entries):
+            handleReport(from: sender, viewID: viewID, viewKey: viewKey, sentSeq: sentSeq, entries: entries, now: now)
         case .propose, .ack, .cut, .ready, .install:
             handleFlushFrame(frame, from: sender, now: now)
         }
     }
 
-    /// After every input: deliver, schedule NACKs, free stable messages, reconsider membership.
-    private func afterInput(now: NetTime, membershipMayChange: Bool = true) {
+    /// After every input: deliver, schedule NACKs and reports, free stable messages, reconsider membership.
+    private func afterInput(now: NetTime, stability: Bool = true, membership: Bool = true) {
         guard !isLeft else { return }
         transmitPending()
         deliverReady()
-        if membershipMayChange { updateStability() }
+        if stability { updateStability() }
         scheduleNacks(now: now)
+        considerReport(now: now)
         checkReady()
-        if membershipMayChange { evaluateMembership(now: now) }
+        if membership { evaluateMembership(now: now) }
     }
 
     // MARK: - Encoding and emitting
@@ -507,7 +617,7 @@ public final class ReliableMulticast {
         outControl.append(encode(frame))
     }
 
-    private func emitHeartbeat() {
+    private func emitHeartbeat(now: NetTime) {
         stats.heartbeatsSent += 1
         let delivered: [(PeerID, UInt64)] = hasView ? members.map { ($0.id, streams[$0.id]?.delivered ?? 0) } : []
         let statusCode: UInt8 = switch status {
@@ -518,6 +628,76 @@ public final class ReliableMulticast {
         case .left: 4
         }
         emit(.heartbeat(status: statusCode, viewID: hasView ? viewID : 0, viewKey: hasView ? viewKey : 0, sentSeq: transmittedSeq, delivered: delivered))
+        rememberSent(now: now)
+        // With every heartbeat, a report: it echoes the members' last packets (their RTT).
+        if hasView, members.count > 1 { emitReport(now: now) }
+    }
+
+    /// Records the send time of the datagram just encoded, for matching echoes of it.
+    private func rememberSent(now: NetTime) {
+        echoRing[Int(packetNumber % UInt64(Self.echoRingSize))] = (packetNumber, now)
+    }
+
+    // MARK: - Stability reports
+
+    /// Sends a report at once when a stream advanced by an eighth of the window since the last
+    /// one (so senders' windows free continuously under load). After own sends, schedules one
+    /// `stabilityReportDelay` later: its sent seq lets receivers notice a lost *last* message
+    /// without waiting for a heartbeat (a tail-loss probe). Otherwise heartbeats report.
+    private func considerReport(now: NetTime) {
+        guard status == .member, members.count > 1 else { return }
+        let step = UInt64(max(1, config.windowSizeMax / 8))
+        for m in members {
+            guard let s = streams[m.id] else { continue }
+            if s.delivered >= s.reportedDelivered + step { return emitReport(now: now) }
+        }
+        // Re-armed by every send: a steady sender's next message reveals gaps; the probe
+        // fires only once the sender went quiet.
+        if let own = streams[me.id], own.delivered > max(own.reportedDelivered, probeArmedSeq) {
+            probeArmedSeq = own.delivered
+            reportAt = now.adding(nanoseconds: config.stabilityReportDelayNanoseconds)
+        }
+    }
+
+    /// Multicasts this peer's delivered vector, its sent seq and an echo per member.
+    private func emitReport(now: NetTime) {
+        reportAt = nil
+        guard hasView, status == .member || status == .flushing else { return }
+        var entries: [ReportEntry] = []
+        entries.reserveCapacity(members.count)
+        for m in members {
+            let delivered = streams[m.id]?.delivered ?? 0
+            streams[m.id]?.reportedDelivered = delivered
+            let info = m == me ? nil : peers[m.id]
+            let hold = info.map { now.nanoseconds(since: $0.echoHeardAt) / 1000 } ?? 0
+            entries.append(ReportEntry(
+                peer: m.id, delivered: delivered, echoPacket: info?.echoPacket ?? 0,
+                echoHoldMicroseconds: UInt32(min(hold, UInt64(UInt32.max)))))
+        }
+        stats.reportsSent += 1
+        stats.heartbeatsSent += 1
+        emit(.report(viewID: viewID, viewKey: viewKey, sentSeq: transmittedSeq, entries: entries))
+        rememberSent(now: now)
+    }
+
+    private func handleReport(
+        from sender: Member, viewID: UInt64, viewKey: UInt64, sentSeq: UInt64, entries: [ReportEntry], now: NetTime
+    ) {
+        if let mine = entries.first(where: { $0.peer == me.id }), mine.echoPacket != 0,
+           mine.echoPacket > peers[sender.id]?.echoSampled ?? .max {
+            let slot = echoRing[Int(mine.echoPacket % UInt64(Self.echoRingSize))]
+            if slot.packet == mine.echoPacket {
+                let held = UInt64(mine.echoHoldMicroseconds) * 1000
+                peers[sender.id]?.echoSampled = mine.echoPacket
+                let elapsed = now.nanoseconds(since: slot.at)
+                peers[sender.id]?.addRoundTrip(elapsed > held ? elapsed - held : 0)
+            }
+        }
+        guard hasView, members.contains(sender), viewID == self.viewID, viewKey == self.viewKey else { return }
+        var report = reports[sender.id] ?? [:]
+        for e in entries { report[e.peer] = max(report[e.peer] ?? 0, e.delivered) }
+        reports[sender.id] = report
+        if let s = streams[sender.id] { streams[sender.id]!.highestKnown = max(s.highestKnown, sentSeq) }
     }
 
     // MARK: - Data path
@@ -565,6 +745,7 @@ public final class ReliableMulticast {
         evictIfFull(id)
         // In place, with no copy of the stream alive: a copy would duplicate its message buffer.
         streams[id]!.messages[item.seq] = item
+        if item.seq <= streams[id]!.scannedUpTo { streams[id]!.gaps[item.seq] = nil }
         streams[id]!.highestKnown = max(streams[id]!.highestKnown, item.seq)
     }
 
@@ -585,7 +766,8 @@ public final class ReliableMulticast {
     /// not after the installed one. Only as a member: frozen while flushing, blocked or joining.
     func deliverReady() {
         guard status == .member else { return }
-        for id in streams.keys.sorted() {
+        for m in members {  // sorted by ID
+            let id = m.id
             while let item = streams[id]?.messages[streams[id]!.delivered + 1], item.viewID <= viewID {
                 deliver(item)
             }
@@ -624,57 +806,101 @@ public final class ReliableMulticast {
 
     // MARK: - NACK and repair
 
+    /// Finds new gaps (only seqs not examined before: amortized O(1) per seq) and arms each
+    /// stream's NACK timer a random delay after the first new gap; clears it once all gaps fill.
     private func scheduleNacks(now: NetTime) {
-        for id in streams.keys.sorted() where id != me.id {  // sorted: RNG draws in a fixed order
-            let stream = streams[id]!
-            guard stream.nackAt == nil, stream.contiguous < stream.highestKnown else { continue }
-            streams[id]!.nackAt = now.adding(nanoseconds: rng.next(upTo: config.nackDelayMaxNanoseconds))
+        for m in members where m != me {  // sorted by ID: RNG draws in a fixed order
+            let id = m.id
+            guard let stream = streams[id] else { continue }
+            if stream.contiguous >= stream.highestKnown {
+                if stream.nackAt != nil || !stream.gaps.isEmpty {
+                    streams[id]!.gaps.removeAll()
+                    streams[id]!.nackAt = nil
+                }
+                continue
+            }
+            let scanEnd = min(stream.highestKnown, stream.delivered + 2 * UInt64(config.windowSizeMax))
+            guard scanEnd > stream.scannedUpTo else { continue }
+            var due: NetTime?
+            var seq = max(stream.scannedUpTo, stream.delivered) + 1
+            while seq <= scanEnd {
+                if streams[id]!.messages[seq] == nil {
+                    if due == nil { due = now.adding(nanoseconds: rng.next(upTo: config.nackDelayMaxNanoseconds)) }
+                    streams[id]!.gaps[seq] = due!
+                }
+                seq += 1
+            }
+            streams[id]!.scannedUpTo = scanEnd
+            if let due { streams[id]!.nackAt = min(stream.nackAt ?? due, due) }
         }
     }
 
+    /// How long to wait before NACKing a gap again: the configured timeout plus the origin's
+    /// RFC 6298 retransmission timeout (smoothed RTT + 4 × its deviation, capped), so slow or
+    /// jittery links are not flooded while a LAN recovers in about the configured timeout.
+    private func renackDelay(_ origin: PeerID) -> UInt64 {
+        guard let info = peers[origin], let srtt = info.rttSmoothed else { return config.retransmitTimeoutNanoseconds }
+        return config.retransmitTimeoutNanoseconds + min(srtt + 4 * info.rttVariation, Self.rttForTimeoutsMaxNanoseconds)
+    }
+
+    /// NACKs every gap that is due (in up to `nackDatagramsPerFireMax` datagrams), then re-arms.
     private func fireNack(_ id: PeerID, now: NetTime) {
         guard let stream = streams[id] else { return }
-        let scanEnd = min(stream.highestKnown, stream.delivered + 2 * UInt64(config.windowSizeMax))
+        let delivered = stream.delivered
+        var dueSeqs: [UInt64] = []
+        var stale: [UInt64] = []
+        for (seq, at) in stream.gaps {
+            if seq <= delivered || stream.messages[seq] != nil { stale.append(seq) } else if at <= now { dueSeqs.append(seq) }
+        }
+        for seq in stale { streams[id]!.gaps[seq] = nil }
+        dueSeqs.sort()
+        let again = now.adding(nanoseconds: renackDelay(id))
         var ranges: [ClosedRange<UInt64>] = []
-        var seq = stream.contiguous + 1
-        while seq <= scanEnd, ranges.count < Wire.nackRangesMax {
-            if stream.messages[seq] == nil {
-                var last = seq
-                while last < scanEnd, stream.messages[last + 1] == nil { last += 1 }
-                ranges.append(seq...last)
-                seq = last + 1
-            } else {
-                seq += 1
+        var datagrams = 0
+        var index = 0
+        while index < dueSeqs.count, datagrams < Self.nackDatagramsPerFireMax {
+            var last = index
+            while last + 1 < dueSeqs.count, dueSeqs[last + 1] == dueSeqs[last] + 1 { last += 1 }
+            ranges.append(dueSeqs[index]...dueSeqs[last])
+            for i in index...last { streams[id]!.gaps[dueSeqs[i]] = again }
+            index = last + 1
+            if ranges.count == Wire.nackRangesMax || index == dueSeqs.count {
+                stats.nacksSent += 1
+                emit(.nack(origin: stream.member, ranges: ranges))
+                ranges.removeAll(keepingCapacity: true)
+                datagrams += 1
             }
         }
-        guard !ranges.isEmpty else {
-            streams[id]!.nackAt = nil
-            return
-        }
-        stats.nacksSent += 1
-        emit(.nack(origin: stream.member, ranges: ranges))
-        streams[id]!.nackAt = now.adding(nanoseconds: config.retransmitTimeoutNanoseconds)
+        // Whatever did not fit goes out a little later (bounded work per firing).
+        let later = now.adding(nanoseconds: max(1, config.nackDelayMaxNanoseconds))
+        let next = streams[id]!.gaps.values.min().map { max($0, later) }
+        streams[id]!.nackAt = next
     }
 
     private func handleNack(origin: Member, ranges: [ClosedRange<UInt64>], from sender: Member, now: NetTime) {
         guard let stream = streams[origin.id], stream.member == origin else { return }
-        // Someone else asks for our gap too: their NACK serves us; wait a retransmit timeout.
-        if origin != me, let first = ranges.first, first.contains(stream.contiguous + 1) {
-            streams[origin.id]!.nackAt = now.adding(nanoseconds: config.retransmitTimeoutNanoseconds)
-        }
+        // Someone else asks for our gaps too: their NACK serves us; postpone ours.
+        let postponed = now.adding(nanoseconds: renackDelay(origin.id))
         var budget = Wire.nackSpanMax
         for range in ranges {
             var seq = range.lowerBound
-            while seq <= range.upperBound, budget > 0, repairPending.count < Self.repairPendingMax {
-                if stream.messages[seq] != nil { repairPending.insert(SeqKey(origin: origin.id, seq: seq)) }
+            while seq <= range.upperBound, budget > 0 {
+                if stream.messages[seq] != nil {
+                    if repairPending.count < Self.repairPendingMax { repairPending.insert(SeqKey(origin: origin.id, seq: seq)) }
+                } else if origin != me, let due = stream.gaps[seq], due < postponed {
+                    streams[origin.id]!.gaps[seq] = postponed
+                }
                 seq += 1
                 budget -= 1
             }
         }
-        guard !repairPending.isEmpty, repairAt == nil else { return }
+        guard !repairPending.isEmpty else { return }
         let quarter = config.repairDelayMaxNanoseconds / 4
-        let delay = origin == me ? rng.next(upTo: quarter) : quarter + rng.next(upTo: config.repairDelayMaxNanoseconds)
-        repairAt = now.adding(nanoseconds: delay)
+        // Others give the origin's repair time to arrive: plus the smoothed RTT to the origin.
+        let originRTT = min(peers[origin.id]?.rttSmoothed ?? 0, Self.rttForTimeoutsMaxNanoseconds)
+        let delay = origin == me ? rng.next(upTo: quarter) : quarter + originRTT + rng.next(upTo: config.repairDelayMaxNanoseconds)
+        let at = now.adding(nanoseconds: delay)
+        repairAt = min(repairAt ?? at, at)
     }
 
     private func fireRepairs() {
@@ -758,6 +984,7 @@ public final class ReliableMulticast {
         precondition(!hasView || streams.count == members.count, "one stream per member")
         for stream in streams.values {
             precondition(stream.delivered >= stream.stableFloor, "stable messages were delivered here")
+            precondition(stream.gaps.count <= 2 * config.windowSizeMax, "gap table bounded")
             precondition(stream.messages.count <= 4 * config.windowSizeMax + 4, "stream buffer bounded")
         }
         precondition(outData.count <= 2 * config.windowSizeMax + Wire.itemsPerDatagramMax, "send queue bounded")

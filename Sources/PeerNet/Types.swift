@@ -104,3 +104,28 @@ public enum PeerNetEvent: Hashable, Sendable {
     /// A member is too slow to keep up (its stability lags the send window); it may be excluded.
     case lagging(peer: PeerID)
 }
+
+/// How the link from one peer looks from here (for a status line). See `ReliableMulticast.linkStats`.
+public struct LinkStats: Hashable, Sendable {
+    /// Smoothed round-trip time (gain 1/8); `nil` until the first echo came back.
+    public var roundTripNanoseconds: UInt64?
+    public var roundTripMinNanoseconds: UInt64?
+    public var roundTripLatestNanoseconds: UInt64?
+    /// Fraction (0...1) of the peer's datagrams that never arrived, over its recent packets.
+    public var lossFraction: Double
+    /// How many of the peer's packet numbers `lossFraction` is based on (256...512 once warmed up).
+    public var packetsObserved: UInt64
+    public var lastHeard: NetTime
+
+    public init(
+        roundTripNanoseconds: UInt64?, roundTripMinNanoseconds: UInt64?, roundTripLatestNanoseconds: UInt64?,
+        lossFraction: Double, packetsObserved: UInt64, lastHeard: NetTime
+    ) {
+        self.roundTripNanoseconds = roundTripNanoseconds
+        self.roundTripMinNanoseconds = roundTripMinNanoseconds
+        self.roundTripLatestNanoseconds = roundTripLatestNanoseconds
+        self.lossFraction = lossFraction
+        self.packetsObserved = packetsObserved
+        self.lastHeard = lastHeard
+    }
+}

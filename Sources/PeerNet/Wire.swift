@@ -18,10 +18,17 @@ import Crypto
 ///   7 ready:     ballot u32 | coordinator u64
 ///   8 install:   ballot u32 | coordinator u64 | new view id u64
 ///   9 leave:     sent seq u64
+///  10 report:    view id u64 | view key u64 | sent seq u64
+///                | n u8 | n × (peer u64, delivered u64, echoed packet number u64, echo hold µs u32)
 /// trailer: CRC32 (4 bytes) over everything before it, or (flag bit 0) the first 16 bytes of
 ///   HMAC-SHA256 over everything before it, keyed by SHA-256("eggs-peernet-v1" + passphrase).
 /// ```
 /// A datagram is at most `datagramBytesMax` (1200) bytes; lists are capped (`Wire.*Max`).
+///
+/// Kind 10 (`report`: stability vector plus round-trip echoes) was added without a version
+/// bump: it is purely additive. A peer that predates it drops kind 10 as malformed (and counts
+/// it) and still frees messages by heartbeats, so the two interoperate; only its link stats
+/// stay empty. Every other kind is byte-for-byte unchanged.
 enum Wire {
     static let magic: (UInt8, UInt8) = (0x45, 0x47)
     static let version: UInt16 = 1
@@ -39,10 +46,12 @@ enum Wire {
     static let nackRangesMax = 16
     /// Seqs a single NACK range may cover when repairing (limits the work one datagram asks for).
     static let nackSpanMax: UInt64 = 256
+    /// Entries of a report (one per member of the view).
+    static let reportEntriesMax = membersMax
 }
 
 enum FrameKind: UInt8 {
-    case heartbeat = 1, data, nack, propose, ack, cut, ready, install, leave
+    case heartbeat = 1, data, nack, propose, ack, cut, ready, install, leave, report
 }
 
 struct Envelope: Hashable {
@@ -83,6 +92,17 @@ struct DataItem: Hashable {
     var encodedBytes: Int { Wire.dataItemHeaderBytes + payload.count }
 }
 
+/// One member's line of a stability report: what the reporter delivered from `peer`, and an
+/// echo of the last heartbeat or report it heard from `peer` (for `peer`'s round-trip time).
+struct ReportEntry: Hashable {
+    var peer: PeerID
+    var delivered: UInt64
+    /// Packet number of the last heartbeat or report heard from `peer`; 0 when none.
+    var echoPacket: UInt64
+    /// Microseconds between hearing that packet and sending this report (saturating).
+    var echoHoldMicroseconds: UInt32
+}
+
 struct CutEntry: Hashable {
     var member: Member
     var cut: UInt64
@@ -100,9 +120,18 @@ enum Frame: Hashable {
     case ready(Ballot)
     case install(Ballot, newViewID: UInt64)
     case leave(sentSeq: UInt64)
+    case report(viewID: UInt64, viewKey: UInt64, sentSeq: UInt64, entries: [ReportEntry])
 
     static func == (lhs: Frame, rhs: Frame) -> Bool { Wire.encodeBody(lhs) == Wire.encodeBody(rhs) }
     func hash(into hasher: inout Hasher) { hasher.combine(Wire.encodeBody(self)) }
+
+    /// Roughly the encoded size (for reserving capacity once).
+    var encodedBytesEstimate: Int {
+        switch self {
+        case let .data(items): Wire.headerBytes + 1 + items.reduce(0) { $0 + $1.encodedBytes } + Wire.trailerBytesMax
+        default: 256
+        }
+    }
 
     var kind: FrameKind {
         switch self {
@@ -115,6 +144,7 @@ enum Frame: Hashable {
         case .ready: .ready
         case .install: .install
         case .leave: .leave
+        case .report: .report
         }
     }
 }
@@ -194,6 +224,19 @@ struct Authenticator: @unchecked Sendable {  // immutable after init
 
     var flags: UInt8 { key == nil ? 0 : 1 }
 
+    /// Appends the trailer of everything in `bytes` to it.
+    func appendTrailer(to bytes: inout [UInt8]) {
+        if key != nil {
+            bytes += trailer(for: bytes[...])
+            return
+        }
+        let crc = CRC32.checksum(bytes[...])
+        bytes.append(UInt8(crc >> 24))
+        bytes.append(UInt8(truncatingIfNeeded: crc >> 16))
+        bytes.append(UInt8(truncatingIfNeeded: crc >> 8))
+        bytes.append(UInt8(truncatingIfNeeded: crc))
+    }
+
     func trailer(for bytes: ArraySlice<UInt8>) -> [UInt8] {
         if let key {
             let mac = HMAC<SHA256>.authenticationCode(for: bytes, using: key)
@@ -216,7 +259,7 @@ enum DecodeOutcome {
 
 extension Wire {
     static func encode(_ frame: Frame, envelope: Envelope, auth: Authenticator) -> [UInt8] {
-        var w = ByteWriter(capacity: 128)
+        var w = ByteWriter(capacity: frame.encodedBytesEstimate)
         w.u8(magic.0)
         w.u8(magic.1)
         w.u16(envelope.version)
@@ -226,13 +269,19 @@ extension Wire {
         w.u64(envelope.sender.raw)
         w.u64(envelope.incarnation)
         w.u64(envelope.packetNumber)
-        w.bytes += encodeBody(frame)
-        w.bytes += auth.trailer(for: w.bytes[...])
+        encodeBody(frame, into: &w)
+        auth.appendTrailer(to: &w.bytes)
         return w.bytes
     }
 
     static func encodeBody(_ frame: Frame) -> [UInt8] {
         var w = ByteWriter(capacity: 64)
+        encodeBody(frame, into: &w)
+        return w.bytes
+    }
+
+    /// Appends the body in place (no intermediate array: this is the data path's hot spot).
+    static func encodeBody(_ frame: Frame, into w: inout ByteWriter) {
         switch frame {
         case let .heartbeat(status, viewID, viewKey, sentSeq, delivered):
             w.u8(status); w.u64(viewID); w.u64(viewKey); w.u64(sentSeq)
@@ -269,8 +318,11 @@ extension Wire {
             w.u32(ballot.attempt); w.u64(ballot.coordinator.raw); w.u64(newViewID)
         case let .leave(sentSeq):
             w.u64(sentSeq)
+        case let .report(viewID, viewKey, sentSeq, entries):
+            w.u64(viewID); w.u64(viewKey); w.u64(sentSeq)
+            w.count(entries.count)
+            for e in entries { w.u64(e.peer.raw); w.u64(e.delivered); w.u64(e.echoPacket); w.u32(e.echoHoldMicroseconds) }
         }
-        return w.bytes
     }
 
     /// Checks size, magic, trailer, version and room, then parses the body.
@@ -360,6 +412,16 @@ extension Wire {
         case .leave:
             guard let sentSeq = c.u64() else { return nil }
             return .leave(sentSeq: sentSeq)
+        case .report:
+            guard let viewID = c.u64(), let viewKey = c.u64(), let sentSeq = c.u64(),
+                  let n = c.count(max: reportEntriesMax) else { return nil }
+            var entries: [ReportEntry] = []
+            entries.reserveCapacity(n)
+            for _ in 0..<n {
+                guard let peer = c.u64(), let delivered = c.u64(), let echo = c.u64(), let hold = c.u32() else { return nil }
+                entries.append(ReportEntry(peer: PeerID(peer), delivered: delivered, echoPacket: echo, echoHoldMicroseconds: hold))
+            }
+            return .report(viewID: viewID, viewKey: viewKey, sentSeq: sentSeq, entries: entries)
         }
     }
 

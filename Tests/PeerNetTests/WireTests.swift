@@ -115,6 +115,15 @@ struct FuzzTests {
             if packet.to == PeerID(1), packet.from != PeerID(1) { captured.append(packet.bytes) }
             return true
         }
+        // `runUntilConverged` clears the filter: capture the traffic before it (whether the
+        // traffic outlasted convergence depended on seed timing). Formation is not captured.
+        let filter = network.filter
+        network.filter = nil
+        while network.nodes.contains(where: { $0.core?.status != .member }), network.now < NetTime(nanoseconds: 5 * seconds) {
+            network.run(forNanoseconds: 1 * ms)
+        }
+        network.filter = filter
+        network.run(forNanoseconds: 1 * seconds)
         #expect(network.runUntilConverged(timeoutNanoseconds: 10 * seconds))
         network.filter = { packet in
             if packet.to == PeerID(1), packet.from != PeerID(1) { captured.append(packet.bytes) }
