@@ -114,6 +114,7 @@ public struct MatchPeer: Sendable {
         guard myStart[matchRound] == nil else { return }
         let vote = StartVote(settings: settings, wantsToPlay: wantsToPlay && config.role == .player)
         myStart[matchRound] = vote
+        if isSynced { voteAhead() }
         if isSynced { send(.startProposal(match: matchRound, settings: vote.settings, wantsToPlay: vote.wantsToPlay)) }
     }
 
@@ -149,6 +150,7 @@ public struct MatchPeer: Sendable {
                 syncedMembers = Set(newView.members)
                 emit(.synced(fromSnapshot: false))
                 send(.hello(Hello(name: config.name, role: config.role)))
+                voteAhead()
                 if let vote = myStart[matchRound] {
                     send(.startProposal(match: matchRound, settings: vote.settings, wantsToPlay: vote.wantsToPlay))
                 }
@@ -186,9 +188,15 @@ public struct MatchPeer: Sendable {
         match?.gameOver.install(members: members, reset: true)
         futureGameOver = [:]
         for game in votedUpTo.keys { votedUpTo[game] = rounds[game]?.frontier ?? 0 }
+        // Future games (`nextGame` on): nobody has used their values yet, and the joiners cannot
+        // learn them from the snapshot. Every old member drops them at this same point of its
+        // stream and everyone votes them again from round 0.
+        rounds = rounds.filter { !isFutureGame($0.key) }
+        votedUpTo = votedUpTo.filter { !isFutureGame($0.key) }
     }
 
     private mutating func resendVotesAfterReset() {
+        voteAhead()
         if let vote = myStart[matchRound], !(startVotes[matchRound]?.isDecided ?? false) {
             send(.startProposal(match: matchRound, settings: vote.settings, wantsToPlay: vote.wantsToPlay))
         }
@@ -246,6 +254,7 @@ public struct MatchPeer: Sendable {
         emit(.synced(fromSnapshot: true))
         emit(.lobbyChanged)
         send(.hello(Hello(name: config.name, role: config.role)))
+        voteAhead()
         if let vote = myStart[matchRound] {
             send(.startProposal(match: matchRound, settings: vote.settings, wantsToPlay: vote.wantsToPlay))
         }
@@ -294,8 +303,20 @@ public struct MatchPeer: Sendable {
         return game == nextGame
     }
 
+    /// Games whose votes are accepted: the current one and the next two (a peer that began game
+    /// g + 1 votes the opening rounds of g + 2 while a slower peer may still be finishing game g).
+    /// In the lobby: `nextGame` and the one after. At most three namespaces are ever held.
+    private func acceptsVotes(_ game: UInt32) -> Bool {
+        let first = match?.game ?? nextGame
+        return game &- first <= (match == nil ? 1 : 2)
+    }
+
+    /// A game that has not begun yet: its decisions are held back from events and the decisions
+    /// log until it begins (a view with joiners may drop them, see `applyView`).
+    func isFutureGame(_ game: UInt32) -> Bool { game &- nextGame < UInt32.max / 2 }
+
     private mutating func receiveVotes(from: PeerID, game: UInt32, firstRound: UInt32, values: [UInt64]) {
-        guard acceptsGame(game), let members = view?.members else {
+        guard acceptsVotes(game), let members = view?.members else {
             stats.ignoredMessages += 1
             return
         }
@@ -309,8 +330,8 @@ public struct MatchPeer: Sendable {
         noteDecided(game: game, decided)
     }
 
-    private mutating func noteDecided(game: UInt32, _ decided: Range<Int>) {
-        guard !decided.isEmpty else { return }
+    mutating func noteDecided(game: UInt32, _ decided: Range<Int>) {
+        guard !decided.isEmpty, !isFutureGame(game) else { return }
         emit(.roundsDecided(game: game, rounds: decided))
         if keepsDecisions, let r = rounds[game] {
             for round in decided { if let v = r.value(round) { decisionsLog.append((game, round, v)) } }

@@ -73,6 +73,8 @@ extension MatchPeer {
         rounds = rounds.filter { $0.key >= m.game }
         votedUpTo = votedUpTo.filter { $0.key >= m.game }
         if rounds[m.game] == nil { rounds[m.game] = EggRounds(game: m.game, members: members) }
+        // Rounds decided while this game was in the future are reported now.
+        noteDecided(game: m.game, 0..<Int(rounds[m.game]!.frontier))
         if config.role == .player, m.players.contains(config.id) {
             owner = OwnerState(game: m.game, clock: GravityClock(speed: m.settings.speed))
         } else {
@@ -190,18 +192,29 @@ extension MatchPeer {
 
     // MARK: - Voting ahead
 
-    private mutating func voteAhead() {
-        guard let m = match, rounds[m.game] != nil, view?.contains(config.id) ?? false else { return }
-        let spawned = m.players.map { m.pairsSpawned($0) }.max() ?? 0
-        let target = UInt32(min(Int(EggRounds.roundsMax), max(spawned, owner?.grid.pairsSpawned ?? 0) + config.lookaheadRounds))
-        var from = votedUpTo[m.game] ?? rounds[m.game]!.frontier
+    /// Votes the current game up to the highest spawned pair + `lookaheadRounds`, and the opening
+    /// `lookaheadRounds` of the next game (`nextGame`: the next game of this match, or the first
+    /// game of the next match in the lobby), so that no game's first pairs wait for a round trip.
+    mutating func voteAhead() {
+        guard isSynced, view?.contains(config.id) ?? false else { return }
+        let lookahead = min(Int(EggRounds.roundsMax), config.lookaheadRounds)
+        if let m = match, rounds[m.game] != nil {
+            let spawned = m.players.map { m.pairsSpawned($0) }.max() ?? 0
+            let target = min(Int(EggRounds.roundsMax), max(spawned, owner?.grid.pairsSpawned ?? 0) + lookahead)
+            voteRounds(game: m.game, upTo: UInt32(target), from: votedUpTo[m.game] ?? rounds[m.game]!.frontier)
+        }
+        voteRounds(game: nextGame, upTo: UInt32(lookahead), from: votedUpTo[nextGame] ?? rounds[nextGame]?.frontier ?? 0)
+    }
+
+    private mutating func voteRounds(game: UInt32, upTo target: UInt32, from start: UInt32) {
+        var from = start
         while from < target {
             let count = min(Int(target - from), MatchMessage.votesPerMessageMax)
-            let values = (0..<count).map { votes.eggVote(game: m.game, round: from + UInt32($0)) }
-            send(.votes(game: m.game, firstRound: from, values: values))
+            let values = (0..<count).map { votes.eggVote(game: game, round: from + UInt32($0)) }
+            send(.votes(game: game, firstRound: from, values: values))
             from += UInt32(count)
         }
-        votedUpTo[m.game] = from
+        votedUpTo[game] = from
     }
 
     // MARK: - The local player's own grid
@@ -223,6 +236,7 @@ extension MatchPeer {
         }
         owner = o
         ownerSettle(now: now)
+        voteAhead()
         flushOwner()
     }
 

@@ -15,6 +15,17 @@
 ///   the highest-ID member's vote wins. Decided rounds form a prefix, re-evaluated at every view
 ///   change (departed members are no longer waited for). Each member votes ahead up to the highest
 ///   pair index any player has spawned (as seen in the streams) + ``MatchPeerConfig/lookaheadRounds``.
+/// - **Opening rounds of the next game**: every synced member also votes rounds
+///   `0..<lookaheadRounds` of `nextGame` (the next game of the match, or the first game of the next
+///   match while in the lobby) as soon as it can: in the lobby before its start proposal, during a
+///   match when the current game begins. Its sender's FIFO order puts these votes before its start
+///   proposal / game-over vote, so a game begins with its opening rounds already decided and no
+///   first pair waits for a round trip. Votes are accepted for the current game and the two after
+///   it (the lobby: `nextGame` and the one after), so at most three namespaces are held. Decisions
+///   of a game that has not begun are reported (``MatchEvent/roundsDecided(game:rounds:)``, the
+///   decisions log) when it begins. At a view with late joiners every old member drops the future
+///   namespaces outright, decided rounds included (nobody used them; the snapshot does not carry
+///   them), at the same point of its stream, and everyone votes them again from round 0.
 /// - **Start** (one-shot round per match counter): a member votes its proposal when ready;
 ///   decided when every member voted; the highest-ID member's settings win; players are the voters
 ///   that want to play, by ID (2–8; more spectate).
