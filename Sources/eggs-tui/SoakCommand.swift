@@ -234,7 +234,13 @@ struct SoakFleet {
         }
         var decided: [String: (UInt64, String)] = [:]
         var verified = 0, checkpoints = 0, mismatches = 0, disagreements = 0, rounds = 0
+        var unstarted = 0
         for child in lives {
+            // A peer killed on purpose before it opened its log has nothing to verify.
+            if child.killedOnPurpose && access(child.log, F_OK) != 0 {
+                unstarted += 1
+                continue
+            }
             do {
                 let report = try Self.verifyLog(child.log)
                 verified += 1
@@ -267,7 +273,7 @@ struct SoakFleet {
         let games = summaries.map(\.games).max() ?? 0
         let wait = summaries.map(\.maxEggWaitMs).max() ?? 0
         let json = "{\"ok\": \(ok), \"peers\": \(Set(lives.map(\.index)).count), \"lives\": \(lives.count), \"killed\": \(kills), "
-            + "\"crashed\": \(crashed), \"logsVerified\": \(verified), \"checkpoints\": \(checkpoints), \"mismatches\": \(mismatches), "
+            + "\"crashed\": \(crashed), \"killedBeforeLog\": \(unstarted), \"logsVerified\": \(verified), \"checkpoints\": \(checkpoints), \"mismatches\": \(mismatches), "
             + "\"roundsDecided\": \(rounds), \"disagreements\": \(disagreements), \"games\": \(games), "
             + "\"maxEggWaitMs\": \(format3(wait)), \"dir\": \(jsonString(folder))}"
         return Verdict(ok: ok, reasons: reasons, json: json)
