@@ -155,6 +155,7 @@ extension MatchPeer {
             case .checkpoint(let pairs, let hash):
                 verify(mirror.grid, player: player, game: game, pairs: pairs, hash: hash)
             }
+            if case .input = mirror.queue[mirror.queueHead] { mirror.inputsApplied += 1 }
             mirror.queueHead += 1
             applied = true
         }
@@ -261,6 +262,7 @@ extension MatchPeer {
         let outcome = owner!.grid.apply(gridInput)
         guard outcome.isAccepted else { return outcome }
         owner!.out.append(input)
+        owner!.inputsMade += 1
         if case .locked = outcome { owner!.checkpointDue = true }
         return outcome
     }
@@ -283,6 +285,7 @@ extension MatchPeer {
             let count = min(available, 72)
             _ = o.grid.apply(.landGarbage(count))
             o.out.append(.landGarbage(count))
+            o.inputsMade += 1
             o.garbageLanded += count
             available -= count
         }
@@ -295,6 +298,7 @@ extension MatchPeer {
         }
         let outcome = o.grid.apply(.spawn(EggPair(value: value, colors: m.settings.colors)))
         o.out.append(.spawn)
+        o.inputsMade += 1
         if case .toppedOut = outcome { o.isOut = true }
         o.clock.reset()
         owner = o

@@ -137,6 +137,9 @@ public struct Mirror: Sendable {
     /// Garbage credited to this player by other players' spawns.
     public internal(set) var garbageReceived = 0
     public internal(set) var garbageLanded = 0
+    /// Items of the owner's stream (spawns, moves, garbage landings) applied so far this game:
+    /// the mirror has caught up with the owner's `inputsMade` of the same count.
+    public internal(set) var inputsApplied = 0
     public var isToppedOut: Bool { grid.state == .toppedOut }
 
     static let queueMax = 1 << 16
@@ -171,6 +174,8 @@ public struct OwnerState: Sendable {
     public internal(set) var grid = PlayerGrid()
     var clock: GravityClock
     var out: [StreamInput] = []
+    /// Items put in this game's stream so far (spawns, moves, garbage landings).
+    public internal(set) var inputsMade = 0
     var garbageLanded = 0
     var waitingSince: NetTime?
     var checkpointDue = false

@@ -17,6 +17,15 @@ protocol Screen: AnyObject {
     func draw(on term: Terminal)
     /// Called when the loop ends by a signal (Ctrl-C, SIGTERM).
     func interrupted()
+    /// A pipe another thread signals when the screen should be drawn again now.
+    var wake: WakePipe? { get }
+    /// Called after a draw reached the terminal.
+    func drawn()
+}
+
+extension Screen {
+    var wake: WakePipe? { nil }
+    func drawn() {}
 }
 
 enum GameLoop {
@@ -36,6 +45,7 @@ enum GameLoop {
                 term.clear()
                 screen.draw(on: term)
                 term.refresh()
+                screen.drawn()
                 dirty = false
             }
             let now = MonotonicClock.now().nanoseconds
@@ -43,7 +53,28 @@ enum GameLoop {
             if screen.wantsTicks {
                 wait = Int32(clamping: nextTick > now ? (nextTick - now + 999_999) / 1_000_000 : 0)
             }
-            if let key = term.readKey(timeoutMilliseconds: wait) {
+            if let wake = screen.wake {
+                // Sleep until a key, a wake-up from the network or the tick; then take every
+                // key already typed without waiting.
+                var fds = [pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0),
+                           pollfd(fd: wake.readFD, events: Int16(POLLIN), revents: 0)]
+                _ = poll(&fds, 2, wait)
+                if fds[1].revents != 0 {
+                    wake.drain()
+                    dirty = true
+                }
+                var gotKey = false
+                while let key = term.readKey(timeoutMilliseconds: 0) {
+                    if key != .resize { screen.handle(key: key) }
+                    gotKey = true
+                    if screen.finished { break }
+                }
+                if gotKey {
+                    dirty = true
+                    continue
+                }
+                // A wake-up alone falls through to the ticks, so a busy network never starves them.
+            } else if let key = term.readKey(timeoutMilliseconds: wait) {
                 if key != .resize { screen.handle(key: key) }
                 dirty = true
                 continue

@@ -38,9 +38,17 @@ final class NetPeer: @unchecked Sendable {
     private(set) var wins = 0
     /// Peers heard speaking another protocol version (not admitted), with their version.
     private(set) var incompatible: [PeerID: UInt16] = [:]
+    /// Signalled after each delivery, so a terminal redraws remote moves at once.
+    let wake: WakePipe?
+    /// `EGGS_TRACE_INPUT`: when remote moves reach the match.
+    let trace: InputTrace?
+    private var tracedInputs: [PeerID: Int] = [:]
+    private var tracedGame: UInt32 = 0
 
-    init(options: Options, group: EventLoopGroup) throws {
+    init(options: Options, group: EventLoopGroup, wake: WakePipe? = nil, trace: InputTrace? = nil) throws {
         id = options.net.peerID
+        self.wake = wake
+        self.trace = trace
         logPath = options.logPath
         var generator = SystemRandomNumberGenerator()
         match = MatchPeer(config: MatchPeerConfig(id: id, name: options.name, role: options.role, voteSeed: generator.next()))
@@ -68,8 +76,23 @@ final class NetPeer: @unchecked Sendable {
     }
 
     /// What the terminal draws, read under the lock in one go.
-    func screenState() -> (match: MatchPeer, net: PeerNetStats, status: PeerNetStatus, incompatible: [PeerID: UInt16]) {
-        host.withCore { core in (match, core.stats, core.status, incompatible) }
+    func screenState() -> ScreenState {
+        host.withCore { core in
+            var links: [PeerID: LinkStats] = [:]
+            for member in core.view.members where member != id {
+                links[member] = core.linkStats(member)
+            }
+            return ScreenState(match: match, net: core.stats, status: core.status, incompatible: incompatible, links: links)
+        }
+    }
+
+    struct ScreenState {
+        var match: MatchPeer
+        var net: PeerNetStats
+        var status: PeerNetStatus
+        var incompatible: [PeerID: UInt16]
+        /// Round-trip time and loss of the link to each other member.
+        var links: [PeerID: LinkStats]
     }
 
     /// Match events since the last call (bounded).
@@ -96,6 +119,16 @@ final class NetPeer: @unchecked Sendable {
         }
         match.handle(event, now: now)
         flush(core: core, now: now)
+        if case .delivered = event {
+            wake?.signal()
+            if let trace, let state = match.match {
+                if state.game != tracedGame { tracedInputs = [:]; tracedGame = state.game }
+                for (player, mirror) in state.mirrors where player != id && mirror.inputsApplied > tracedInputs[player, default: 0] {
+                    trace.record("applied", player: player.hex, game: state.game, inputs: mirror.inputsApplied)
+                    tracedInputs[player] = mirror.inputsApplied
+                }
+            }
+        }
     }
 
     /// Moves the match's payloads into the outbox and the outbox into the send window,

@@ -39,6 +39,21 @@ final class NetPlayScreen: Screen {
 
     func interrupted() { finished = true }
 
+    var wake: WakePipe? { peer.wake }
+
+    /// Remote players' stream counts in the frame being drawn, and as last traced.
+    private var drawnInputs: [PeerID: Int] = [:]
+    private var tracedInputs: [PeerID: Int] = [:]
+    private var drawnGame: UInt32 = 0
+
+    func drawn() {
+        guard let trace = peer.trace else { return }
+        for (player, count) in drawnInputs where count > tracedInputs[player, default: 0] {
+            trace.record("shown", player: player.hex, game: drawnGame, inputs: count)
+            tracedInputs[player] = count
+        }
+    }
+
     func resumeAfterPractice() { practiceRequested = nil }
 
     func handle(key: TerminalKey) {
@@ -55,7 +70,13 @@ final class NetPlayScreen: Screen {
         }
         if inMatch {
             guard !spectator, let action, let move = PracticeScreen.move(for: action) else { return }
-            peer.withMatch { match, now in _ = match.applyLocal(move, now: now) }
+            let made = peer.withMatch { match, now -> (UInt32, Int)? in
+                guard match.applyLocal(move, now: now)?.isAccepted == true, let owner = match.owner else { return nil }
+                return (owner.game, owner.inputsMade)
+            }
+            if let made, let trace = peer.trace {
+                trace.record("key", player: peer.id.hex, game: made.0, inputs: made.1)
+            }
             return
         }
         handleLobby(key: key, action: action)
@@ -122,6 +143,31 @@ final class NetPlayScreen: Screen {
     }
 
     private var lobbyNames: [PeerID: String] = [:]
+    private var links: [PeerID: LinkStats] = [:]
+
+    /// "0.3 ms 0%": the smoothed round-trip time and the loss of the link to `id`.
+    private func linkText(_ id: PeerID) -> String? {
+        guard let link = links[id] else { return nil }
+        let rtt: String
+        if let nanos = link.roundTripNanoseconds {
+            let ms = Double(nanos) / 1e6
+            rtt = ms < 10 ? "\((ms * 10).rounded() / 10) ms" : "\(Int(ms.rounded())) ms"
+        } else {
+            rtt = "? ms"
+        }
+        return "\(rtt) \(Int((link.lossFraction * 100).rounded()))%"
+    }
+
+    /// The status line above the footer: every other peer's round-trip time and loss.
+    private func drawLinks(order: [PeerID], on term: Terminal) {
+        var seen = Set<PeerID>()
+        var parts: [String] = []
+        for id in order where id != peer.id && seen.insert(id).inserted {
+            if let text = linkText(id) { parts.append("\(displayName(id)) \(text)") }
+        }
+        guard !parts.isEmpty else { return }
+        term.put(term.rows - 2, 0, "rtt/loss: " + parts.joined(separator: " · "))
+    }
 
     private func displayName(_ id: PeerID) -> String {
         id == peer.id ? "you" : (lobbyNames[id] ?? id.hex)
@@ -133,16 +179,19 @@ final class NetPlayScreen: Screen {
     }
 
     func draw(on term: Terminal) {
-        let (match, net, status, incompatible) = peer.screenState()
+        let screen = peer.screenState()
+        let match = screen.match
+        links = screen.links
         lobbyNames = match.lobby.mapValues(\.name)
         if let state = match.match {
             let count = max(2, state.players.count)
             let fits = MatchView.fits(count: count, columns: term.columns, rows: term.rows)
             if !fits, GameLoop.drawTooSmall(on: term, columns: min(count, 2) * MatchView.fullWidth, rows: MatchView.minimumRows + (count > 2 ? MatchView.panelHeight : 0)) { return }
             drawMatch(match, state: state, on: term)
+            drawLinks(order: state.players + (match.view?.members ?? []), on: term)
         } else {
             if GameLoop.drawTooSmall(on: term, columns: 60, rows: 16) { return }
-            drawLobby(match, net: net, status: status, incompatible: incompatible, on: term)
+            drawLobby(match, net: screen.net, status: screen.status, incompatible: screen.incompatible, on: term)
         }
         drawFooter(match, on: term)
     }
@@ -152,6 +201,11 @@ final class NetPlayScreen: Screen {
         let present = Set(match.view?.members ?? [])
         var order = state.players
         if let me = order.firstIndex(of: peer.id) { order.insert(order.remove(at: me), at: 0) }
+        if peer.trace != nil {
+            if drawnGame != state.game { tracedInputs = [:] }
+            drawnGame = state.game
+            drawnInputs = state.mirrors.filter { $0.key != peer.id }.mapValues(\.inputsApplied)
+        }
         let panels = order.map { id -> PlayerPanel in
             let isMe = id == peer.id && match.owner != nil
             let mirror = state.mirrors[id]
@@ -163,7 +217,7 @@ final class NetPlayScreen: Screen {
             }
             if let chain = grid.lastChain?.chain { lastChains[id] = chain }
             let desynced = desyncs.contains { $0.player == id && $0.game == state.game }
-            var statusText = isMe ? "you" : id.hex.suffix(8).description
+            var statusText = isMe ? "you" : (linkText(id) ?? id.hex.suffix(8).description)
             if grid.state == .toppedOut { statusText = "out" }
             if !present.contains(id) || state.out.contains(id) { statusText = "gone" }
             if desynced { statusText = "DESYNC" }
@@ -191,7 +245,7 @@ final class NetPlayScreen: Screen {
         case .left: state = "left"
         }
         term.put(1, 0, "network: \(state)")
-        term.put(3, 2, "peer              name                      role        ready  version", bold: true)
+        term.put(3, 2, "peer              name                      role        ready  version  rtt/loss", bold: true)
         var row = 4
         let ready = match.readyPeers
         for id in match.view?.members ?? [] {
@@ -200,7 +254,8 @@ final class NetPlayScreen: Screen {
             let mark = ready[id] != nil ? "ready" : "-"
             let version = hello.map { "v\($0.protocolVersion)" } ?? "?"
             let label = (hello?.name ?? "…") + (id == peer.id ? " (you)" : "")
-            term.put(row, 2, "\(id.hex)  \(pad(label, 24))  \(pad(role, 10))  \(pad(mark, 5))  \(version)",
+            let link = id == peer.id ? "" : (linkText(id) ?? "")
+            term.put(row, 2, "\(id.hex)  \(pad(label, 24))  \(pad(role, 10))  \(pad(mark, 5))  \(pad(version, 7))  \(link)",
                      pair: id == peer.id ? Terminal.pairAccent : 0)
             row += 1
         }

@@ -129,6 +129,19 @@ final class TmuxSession {
         return nil
     }
 
+    /// Waits until some line of the screen matches `pattern` (a regular expression); returns that line.
+    func waitForLine(matching pattern: String, seconds: Double = 20) -> String? {
+        guard let regex = try? NSRegularExpression(pattern: pattern) else { return nil }
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            for line in screen().split(separator: "\n").map(String.init) {
+                if regex.firstMatch(in: line, range: NSRange(line.startIndex..., in: line)) != nil { return line }
+            }
+            usleep(50_000)
+        }
+        return nil
+    }
+
     /// Whether the command in the pane has exited.
     var paneDead: Bool {
         ((try? Harness.tmux(socket, ["display-message", "-p", "-t", name, "#{pane_dead}"])) ?? "").hasPrefix("1")

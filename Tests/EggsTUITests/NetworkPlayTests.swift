@@ -37,6 +37,9 @@ struct NetworkPlayTests {
         bob.send("r")
         #expect(alice.waitFor("game 1") != nil, "no match started: \(alice.screen())")
         #expect(bob.waitFor("game 1") != nil, "no match started: \(bob.screen())")
+        // The status line gives each other peer's measured round-trip time and loss.
+        #expect(alice.waitForLine(matching: #"^rtt/loss: bob [0-9]+(\.[0-9])? ms [0-9]+%"#) != nil,
+                "alice's status line shows no round-trip time to bob: \(alice.screen())")
 
         // Bob hard-drops his first pair at the far left; alice's mirror of bob (second panel,
         // at column 24) shows eggs at the bottom of its first column.

@@ -1,0 +1,63 @@
+import PeerNetUDP
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Wakes the game loop from another thread: the network thread signals it when a delivery
+/// changed what the screen shows, so a remote move is drawn at once instead of at the next
+/// tick. Signals coalesce: at most one byte is in the pipe at a time.
+final class WakePipe: Sendable {
+    /// The end the game loop polls.
+    let readFD: Int32
+    private let writeFD: Int32
+    private let pending = Atomic<Bool>(false)
+
+    init?() {
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else { return nil }
+        for fd in fds {
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        }
+        readFD = fds[0]
+        writeFD = fds[1]
+    }
+
+    deinit {
+        close(readFD)
+        close(writeFD)
+    }
+
+    /// Makes the loop's next poll return (cheap; safe from any thread).
+    func signal() {
+        guard !pending.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        var byte: UInt8 = 1
+        _ = write(writeFD, &byte, 1)
+    }
+
+    /// Empties the pipe; called by the loop after it woke.
+    func drain() {
+        pending.store(false, ordering: .releasing)
+        var buffer = [UInt8](repeating: 0, count: 64)
+        while read(readFD, &buffer, buffer.count) > 0 {}
+    }
+}
+
+/// With `EGGS_TRACE_INPUT=PATH`, play records when each local move was made and when each
+/// remote player's moves reached the match and the screen, one line each with the wall
+/// clock in microseconds; `scripts/input-latency.sh` pairs the lines of two peers.
+final class InputTrace {
+    private let log: LogFile
+
+    init?() {
+        guard let path = getenv("EGGS_TRACE_INPUT").map({ String(cString: $0) }), !path.isEmpty,
+              let log = try? LogFile(path: path) else { return nil }
+        self.log = log
+    }
+
+    /// `kind` is `key`, `applied` or `shown`; `inputs` the owner's stream count.
+    func record(_ kind: String, player: String, game: UInt32, inputs: Int) {
+        log.write("\(kind) \(player) \(game) \(inputs) \(MonotonicClock.wallMicroseconds())")
+    }
+}
