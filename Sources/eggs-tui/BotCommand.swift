@@ -8,17 +8,20 @@ import PeerNetUDP
 import Glibc
 #endif
 
-/// A headless bot peer: a ``NetPeer`` whose moves come from the EggGame bot.
+/// A headless bot peer: a ``NetPeer`` whose moves come from the EggGame bot, or a
+/// spectator that only watches (and checks every checkpoint of every player).
 final class BotPeer {
     let peer: NetPeer
+    let isSpectator: Bool
     private var player: BotPlayer
     private let settings: MatchSettings
     private let playersWanted: Int
     private let gamesMax: Int?
     private(set) var stopped = false
 
-    init(peer: NetPeer, level: BotLevel, seed: UInt64, settings: MatchSettings, playersWanted: Int, gamesMax: Int?) {
+    init(peer: NetPeer, level: BotLevel, seed: UInt64, settings: MatchSettings, playersWanted: Int, gamesMax: Int?, spectator: Bool = false) {
         self.peer = peer
+        self.isSpectator = spectator
         self.player = BotPlayer(level: level, seed: seed)
         self.settings = settings
         self.playersWanted = playersWanted
@@ -33,6 +36,16 @@ final class BotPeer {
         var player = self.player
         let playersWanted = self.playersWanted, settings = self.settings
         let wantsMore = !isDone
+        if isSpectator {
+            // A spectator never holds a start up: it is ready at once, as one who watches.
+            peer.withMatch { match, now in
+                if match.isSynced, match.match == nil, !match.isReady {
+                    match.setReady(settings: settings, wantsToPlay: false)
+                }
+                match.tick(now: now)
+            }
+            return
+        }
         peer.withMatch { match, now in
             if wantsMore, match.isSynced, match.match == nil, !match.isReady,
                Self.playersPresent(match) >= playersWanted {
@@ -79,6 +92,9 @@ extension EggsCommand {
         @Option(help: "How many players a match waits for.")
         var players: Int = 2
 
+        @Option(help: "How many spectator peers this process runs besides the bots (they watch and check every checkpoint).")
+        var spectators: Int = 0
+
         @Option(help: "Write a JSON report here at exit.")
         var summary: String?
 
@@ -87,6 +103,7 @@ extension EggsCommand {
 
         func validate() throws {
             guard (1...16).contains(count) else { throw ValidationError("--count must be from 1 to 16") }
+            guard (0...16).contains(spectators) else { throw ValidationError("--spectators must be from 0 to 16") }
             guard (2...8).contains(players) else { throw ValidationError("--players must be from 2 to 8") }
             if let seconds, !(seconds > 0 && seconds <= 86_400) { throw ValidationError("--seconds must be from 0 to 86400") }
             if let games, !(1...10_000).contains(games) { throw ValidationError("--games must be from 1 to 10000") }
@@ -101,12 +118,14 @@ extension EggsCommand {
             let firstID = network.peerID()
             let matchSettings = MatchSettings(speed: settings.speed, colors: settings.colors, gamesPerMatch: settings.bestOf)
             var bots: [BotPeer] = []
-            for index in 0..<count {
+            for index in 0..<(count + spectators) {
+                let spectator = index >= count
                 let id = PeerID(firstID.raw &+ UInt64(index))
                 var net = PeerNetConfig(room: network.room, peerID: id, incarnation: MonotonicClock.wallMicroseconds())
                 net.passphrase = network.effectivePassphrase
-                let logPath = count == 1 ? network.logPath(peer: id) : Self.numbered(network.logPath(peer: id), id: id, explicit: network.log != nil)
-                let options = NetPeer.Options(name: "bot-\(id.hex.suffix(4))", net: net, multicast: network.multicast, logPath: logPath)
+                let logPath = count + spectators == 1 ? network.logPath(peer: id) : Self.numbered(network.logPath(peer: id), id: id, explicit: network.log != nil)
+                let options = NetPeer.Options(name: (spectator ? "watcher-" : "bot-") + id.hex.suffix(4), role: spectator ? .spectator : .player,
+                                              net: net, multicast: network.multicast, logPath: logPath)
                 let peer: NetPeer
                 do {
                     peer = try NetPeer(options: options, group: group)
@@ -114,7 +133,7 @@ extension EggsCommand {
                     throw CommandFailure.badInput(error.description)
                 }
                 bots.append(BotPeer(peer: peer, level: level, seed: baseSeed &+ UInt64(index), settings: matchSettings,
-                                    playersWanted: players, gamesMax: games))
+                                    playersWanted: players, gamesMax: games, spectator: spectator))
             }
             let start = MonotonicClock.now()
             let deadline = seconds.map { start.adding(nanoseconds: UInt64($0 * 1e9)) }
@@ -129,7 +148,7 @@ extension EggsCommand {
                     nextSummary = now.adding(milliseconds: 1_000)
                 }
                 if let deadline, now >= deadline { break }
-                if games != nil && bots.allSatisfy(\.isDone) { break }
+                if games != nil && bots.allSatisfy({ $0.isDone || $0.isSpectator }) { break }
                 if now.nanoseconds >= nextTick {
                     for bot in bots { bot.tick() }
                     nextTick += GameLoop.tickNanoseconds
@@ -156,6 +175,7 @@ extension EggsCommand {
 /// One bot's part of the `--summary` JSON (SPEC §5).
 struct BotReport {
     var peer: PeerID
+    var role: String
     var games: Int
     var wins: Int
     var checkpointsVerified: Int
@@ -171,6 +191,7 @@ struct BotReport {
     init(bot: BotPeer) {
         let (match, net, _) = bot.peer.snapshot()
         peer = bot.peer.id
+        role = bot.isSpectator ? "spectator" : "player"
         games = bot.peer.gamesOver
         wins = bot.peer.wins
         checkpointsVerified = match.stats.checkpointsVerified
@@ -186,7 +207,7 @@ struct BotReport {
 
     var json: String {
         let fields: [(String, String)] = [
-            ("peer", "\"\(peer.hex)\""), ("games", "\(games)"), ("wins", "\(wins)"),
+            ("peer", "\"\(peer.hex)\""), ("role", "\"\(role)\""), ("games", "\(games)"), ("wins", "\(wins)"),
             ("checkpointsVerified", "\(checkpointsVerified)"), ("desyncs", "\(desyncs)"),
             ("maxEggWaitMs", String(format3(maxEggWaitMs))), ("sent", "\(sent)"), ("retransmitted", "\(retransmitted)"),
             ("droppedInvalid", "\(droppedInvalid)"), ("delivered", "\(delivered)"), ("views", "\(views)"),

@@ -88,6 +88,35 @@ struct BotAndReplayTests {
         for other in players.dropFirst() { #expect(other == players[0]) }
     }
 
+    @Test("bot --spectators: watchers in the bots' process start with them, check every checkpoint and log the same match")
+    func spectatorsWatch() throws {
+        let directory = try Self.temporaryDirectory("watchers")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let port = Int.random(in: 20_000...60_000)
+        let result = try Harness.run([
+            "bot", "--interface", "127.0.0.1", "--port", "\(port)", "--room", "watch-\(port)", "--count", "2",
+            "--spectators", "2", "--players", "2", "--games", "1", "--speed", "9", "--seconds", "120",
+            "--log", "\(directory)/peer.jsonl", "--summary", "\(directory)/summary.json",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let data = try Data(contentsOf: URL(fileURLWithPath: "\(directory)/summary.json"))
+        let root = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let entries = try #require(root["bots"] as? [[String: Any]])
+        #expect(entries.map { $0["role"] as? String } == ["player", "player", "spectator", "spectator"])
+        let summaries = try Self.readSummary("\(directory)/summary.json")
+        var decisions: [[String]] = []
+        for peer in summaries {
+            #expect(peer.desyncs == 0)
+            #expect(peer.checkpointsVerified > 10, "\(peer.peer) verified \(peer.checkpointsVerified) checkpoints")
+            let (verified, json) = try Self.verify(peer.log)
+            #expect(verified.status == 0, "\(peer.log): \(verified.stderr)")
+            decisions.append(json?["decisions"] as? [String] ?? [])
+        }
+        let shortest = decisions.map(\.count).min() ?? 0
+        #expect(shortest > 10)
+        for other in decisions.dropFirst() { #expect(Array(other.prefix(shortest)) == Array(decisions[0].prefix(shortest))) }
+    }
+
     @Test("replay --verify: good, flipped checkpoint, removed message, truncated line, corrupt line")
     func replayChecksLogs() throws {
         let directory = try Self.temporaryDirectory("replay")
