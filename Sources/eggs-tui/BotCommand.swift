@@ -28,7 +28,7 @@ final class BotPeer {
         self.gamesMax = gamesMax
     }
 
-    /// Whether this bot has played the games it was asked for.
+    /// Whether this bot has played (a spectator: watched) the games it was asked for.
     var isDone: Bool { gamesMax.map { peer.gamesOver >= $0 } ?? false }
 
     /// One 60 Hz tick: get ready when enough players are in the room, play the live pair.
@@ -77,7 +77,7 @@ extension EggsCommand {
         @OptionGroup var network: NetworkOptions
         @OptionGroup var settings: MatchSettingsOptions
 
-        @Option(help: "How many bot peers this process runs (with --id, their IDs count up from it).")
+        @Option(help: "How many bot players this process runs (with --id, their IDs count up from it).")
         var count: Int = 1
 
         @Option(help: "The bots' level: easy, medium, hard or insane.")
@@ -102,8 +102,9 @@ extension EggsCommand {
         var seed: UInt64?
 
         func validate() throws {
-            guard (1...16).contains(count) else { throw ValidationError("--count must be from 1 to 16") }
+            guard (0...16).contains(count) else { throw ValidationError("--count must be from 0 to 16") }
             guard (0...16).contains(spectators) else { throw ValidationError("--spectators must be from 0 to 16") }
+            guard count + spectators > 0 else { throw ValidationError("--count and --spectators are both 0: nothing to run") }
             guard (2...8).contains(players) else { throw ValidationError("--players must be from 2 to 8") }
             if let seconds, !(seconds > 0 && seconds <= 86_400) { throw ValidationError("--seconds must be from 0 to 86400") }
             if let games, !(1...10_000).contains(games) { throw ValidationError("--games must be from 1 to 10000") }
@@ -148,7 +149,7 @@ extension EggsCommand {
                     nextSummary = now.adding(milliseconds: 1_000)
                 }
                 if let deadline, now >= deadline { break }
-                if games != nil && bots.allSatisfy({ $0.isDone || $0.isSpectator }) { break }
+                if games != nil && bots.allSatisfy(\.isDone) { break }
                 if now.nanoseconds >= nextTick {
                     for bot in bots { bot.tick() }
                     nextTick += GameLoop.tickNanoseconds

@@ -27,6 +27,7 @@ final class NetPeer: @unchecked Sendable {
     static let outboxMax = 4_096
 
     let id: PeerID
+    let role: PeerRole
     let logPath: String
     private var host: PeerHost!
     private var match: MatchPeer
@@ -47,6 +48,7 @@ final class NetPeer: @unchecked Sendable {
 
     init(options: Options, group: EventLoopGroup, wake: WakePipe? = nil, trace: InputTrace? = nil) throws {
         id = options.net.peerID
+        role = options.role
         self.wake = wake
         self.trace = trace
         logPath = options.logPath
@@ -150,7 +152,8 @@ final class NetPeer: @unchecked Sendable {
             }
         }
         while let event = match.pollEvent() {
-            if case .gameOver(_, let winner) = event, match.match?.players.contains(id) ?? true {
+            // Games played (a spectator: watched) to the end.
+            if case .gameOver(_, let winner) = event, role == .spectator || match.match?.players.contains(id) ?? true {
                 gamesOver += 1
                 if winner == id { wins += 1 }
             }

@@ -74,4 +74,12 @@ struct CommandLineTests {
         #expect(result.status == 2)
         #expect(result.stderr.contains("jump=w"))
     }
+
+    @Test("bot with neither players nor spectators exits 2 saying so")
+    func botWithNobody() throws {
+        let result = try Harness.run(["bot", "--interface", "127.0.0.1", "--count", "0"])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("nothing to run"))
+        #expect(result.stderr.split(separator: "\n").count == 1)
+    }
 }
