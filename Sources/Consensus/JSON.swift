@@ -17,6 +17,7 @@ public enum JSONValue: Hashable, Sendable {
         case (.null, .null): return true
         case (.bool(let a), .bool(let b)): return a == b
         case (.int(let a), .int(let b)): return a == b
+        case (.double(let a), .double(let b)): return a == b
         case (.string(let a), .string(let b)): return a == b
         case (.array(let a), .array(let b)): return a == b
         case (.object(let a), .object(let b)):
@@ -101,7 +102,12 @@ public enum JSONValue: Hashable, Sendable {
 
     /// Parses one JSON document; `nil` on any syntax error or trailing garbage.
     public static func parse(_ text: String) -> JSONValue? {
-        var parser = JSONParser(Array(text.utf8))
+        parse(bytes: Array(text.utf8))
+    }
+
+    /// Parses one JSON document from UTF-8 bytes (strings are validated as they are read).
+    public static func parse(bytes: [UInt8]) -> JSONValue? {
+        var parser = JSONParser(bytes)
         guard let value = parser.value(depth: 0) else { return nil }
         parser.skipSpace()
         return parser.isAtEnd ? value : nil
@@ -163,12 +169,32 @@ private struct JSONParser {
             if offset < bytes.count, bytes[offset] == UInt8(ascii: "+") || bytes[offset] == UInt8(ascii: "-") { offset += 1 }
             while offset < bytes.count, digits.contains(bytes[offset]) { offset += 1 }
         }
+        if isInteger, offset - start <= 18 {
+            // Up to 18 digits cannot overflow: sum them directly.
+            var value: Int64 = 0
+            var index = start
+            let negative = bytes[index] == UInt8(ascii: "-")
+            if negative { index += 1 }
+            guard index < offset else { return nil }
+            while index < offset {
+                value = value * 10 + Int64(bytes[index] - UInt8(ascii: "0"))
+                index += 1
+            }
+            return .int(negative ? -value : value)
+        }
         let text = String(decoding: bytes[start..<offset], as: UTF8.self)
         return isInteger ? Int64(text).map { .int($0) } : Double(text).map { .double($0) }
     }
 
     mutating func string() -> String? {
         offset += 1  // opening quote
+        // Fast path: most strings (hex IDs, type names) have no escapes.
+        var end = offset
+        while end < bytes.count, bytes[end] != UInt8(ascii: "\""), bytes[end] != UInt8(ascii: "\\"), bytes[end] >= 0x20 { end += 1 }
+        if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
+            defer { offset = end + 1 }
+            return String(validating: bytes[offset..<end], as: UTF8.self)
+        }
         var scalars = String.UnicodeScalarView()
         var raw: [UInt8] = []
         func flush() -> Bool {

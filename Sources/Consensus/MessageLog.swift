@@ -109,7 +109,7 @@ public struct LogReader: Sendable {
     }
 
     private mutating func parse(_ bytes: [UInt8]) throws(ReplayError) -> LogReaderEvent {
-        guard let text = String(validating: bytes, as: UTF8.self), let json = JSONValue.parse(text) else {
+        guard let json = JSONValue.parse(bytes: bytes) else {
             throw ReplayError(line: lineNumber, reason: "not a JSON object")
         }
         if !sawHeader {

@@ -83,5 +83,13 @@ struct CodecTests {
         #expect(JSONValue.parse("{\"a\":1,}") == nil)
         #expect(JSONValue.parse("[1 2]") == nil)
         #expect(JSONValue.parse("\"\\u00e9\"") == .string("é"))
+        #expect(JSONValue.parse("\"plain é✨\"") == .string("plain é✨"))
+        #expect(JSONValue.parse("\"tab\there\"") == nil, "a raw control character inside a string")
+        #expect(JSONValue.parse(bytes: [UInt8(ascii: "\""), 0xFF, UInt8(ascii: "\"")]) == nil, "invalid UTF-8")
+        #expect(JSONValue.parse("\"unterminated") == nil)
+        #expect(JSONValue.parse("[0, -7, 123456789012345678, 9223372036854775807, -9223372036854775808, 1.5]")
+                == .array([.int(0), .int(-7), .int(123_456_789_012_345_678), .int(.max), .int(.min), .double(1.5)]))
+        #expect(JSONValue.parse("-") == nil)
+        #expect(JSONValue.parse("92233720368547758070") == nil, "out of Int64 range")
     }
 }

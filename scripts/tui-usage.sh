@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# CPU and memory of `eggs-tui play` (issue 5): an idle lobby, then a running match.
+#
+#   scripts/tui-usage.sh [SECONDS]     # each phase sampled for SECONDS (default 30)
+#
+# Runs two players on 127.0.0.1 in their own tmux server: A alone in its lobby first, then B
+# joins, both get ready, and the match runs (pairs falling by gravity, no keys) while A is sampled.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECONDS_=${1:-30}
+BIN=${EGGS_TUI:-.build/release/eggs-tui}
+if [ ! -x "$BIN" ]; then
+    export PATH=/opt/swift/usr/bin:$PATH
+    swift build -c release --product eggs-tui
+fi
+dir=$(mktemp -d)
+sock=eggs-usage-$$
+port=$((20000 + RANDOM % 40000))
+cleanup() { tmux -L "$sock" kill-server 2>/dev/null || true; }
+trap cleanup EXIT
+start() {
+    mkdir -p "$dir/state-$1"
+    tmux -L "$sock" new-session -d -s "$1" -x 120 -y 40 \
+        "echo \$\$ > $dir/$1.pid; exec env XDG_STATE_HOME=$dir/state-$1 TERM=xterm-256color $BIN play --interface 127.0.0.1 --port $port --room usage$$ --name $1"
+}
+start a
+sleep 3
+echo "idle lobby (one player alone):"
+python3 scripts/proc-sample.py --interval 5 "$SECONDS_" "$(cat "$dir/a.pid")" | tail -n 1
+start b
+sleep 3
+tmux -L "$sock" send-keys -t a r
+tmux -L "$sock" send-keys -t b r
+sleep 2
+tmux -L "$sock" capture-pane -p -t a | grep -q "game 1" || { echo "tui-usage: no match started" >&2; exit 1; }
+echo "running match (two players, speed 0, gravity only):"
+python3 scripts/proc-sample.py --interval 5 "$SECONDS_" "$(cat "$dir/a.pid")" | tail -n 1
