@@ -39,7 +39,7 @@ else
     done
 fi
 sleep 2
-python3 scripts/proc-sample.py --interval 10 $((SECONDS_ - 6)) "${pids[@]}" > "$dir/proc.txt" || true
+python3 scripts/proc-sample.py --interval 10 $((SECONDS_ - 5)) "${pids[@]}" > "$dir/proc.txt" || true
 status=0
 for p in "${pids[@]}"; do wait "$p" || status=1; done
 rc=0

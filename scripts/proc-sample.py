@@ -38,22 +38,29 @@ def main():
     start = time.monotonic()
     last_cpu = {p: cpu_seconds(p) for p in pids}
     first_cpu = dict(last_cpu)
+    last_time = {p: start for p in pids}
     rss = {p: [rss_mib(p)] for p in pids}
-    while time.monotonic() - start < seconds:
-        time.sleep(interval)
+    ended = False
+    while not ended and time.monotonic() - start < seconds:
+        time.sleep(min(interval, max(0.0, seconds - (time.monotonic() - start))))
         elapsed = time.monotonic() - start
         parts = []
         for p in pids:
             try:
                 now = cpu_seconds(p)
-            except FileNotFoundError:
-                sys.exit(f"proc-sample: process {p} ended")
-            parts.append(f"{p}: {100 * (now - last_cpu[p]) / interval:.1f}% {rss_mib(p):.1f} MiB")
-            rss[p].append(rss_mib(p))
+                size = rss_mib(p)
+            except (FileNotFoundError, ProcessLookupError):
+                print(f"proc-sample: process {p} ended; stopping at {elapsed:.0f} s", file=sys.stderr)
+                ended = True
+                break
+            parts.append(f"{p}: {100 * (now - last_cpu[p]) / interval:.1f}% {size:.1f} MiB")
+            rss[p].append(size)
             last_cpu[p] = now
-        print(f"{elapsed:7.1f} s  " + "  ".join(parts), flush=True)
-    elapsed = time.monotonic() - start
+            last_time[p] = time.monotonic()
+        if not ended:
+            print(f"{elapsed:7.1f} s  " + "  ".join(parts), flush=True)
     for p in pids:
+        elapsed = max(1e-9, last_time[p] - start)
         mean = 100 * (last_cpu[p] - first_cpu[p]) / elapsed
         print(f"pid {p}: mean CPU {mean:.2f}% of a core over {elapsed:.0f} s; RSS first {rss[p][0]:.1f} MiB, "
               f"last {rss[p][-1]:.1f} MiB, max {max(rss[p]):.1f} MiB")

@@ -36,25 +36,55 @@ public struct MulticastSocketError: Error, CustomStringConvertible {
     public let description: String
 }
 
-/// One UDP socket bound to the group's port and joined to the group.
+/// One UDP socket bound to the group's port and joined to the group, for receiving, and
+/// one unbound UDP socket for sending.
 ///
 /// Every socket on the shared port receives every datagram of the group, its own
 /// included (SO_REUSEADDR lets several peers share the port on one host). Sends go to
-/// the group; a send the kernel refuses (EPERM from a firewall, ENOBUFS) counts as a
-/// lost packet, never as an error: the reliable layer above repairs it.
+/// the group; a send the kernel refuses (EPERM from a firewall, ENOBUFS, a full buffer)
+/// counts as a lost packet, never as an error: the reliable layer above repairs it.
+///
+/// Sends are a plain non-blocking `sendto` on the calling thread. A NIO write from outside
+/// the event loop is queued to the loop while one from the loop goes out at once, so a
+/// peer sending from both (the game thread's moves, the loop's heartbeats and repairs)
+/// would put its datagrams on the wire out of order and make receivers ask for repairs
+/// that were not needed; the direct send keeps the order the caller holds (the host's
+/// lock) and saves the hop to the loop.
 public final class MulticastSocket: @unchecked Sendable {
     public let options: MulticastOptions
     public let channel: Channel
-    private let groupAddress: SocketAddress
+    private let sendFD: Int32
+    private var destination: sockaddr_in
     private let sendFailures = Atomic<UInt64>(0)
 
     /// Datagrams the kernel refused to send (counted as lost).
     public var sendFailureCount: UInt64 { sendFailures.load(ordering: .relaxed) }
 
-    private init(options: MulticastOptions, channel: Channel, groupAddress: SocketAddress) {
+    private init(options: MulticastOptions, channel: Channel, sendFD: Int32, destination: sockaddr_in) {
         self.options = options
         self.channel = channel
-        self.groupAddress = groupAddress
+        self.sendFD = sendFD
+        self.destination = destination
+    }
+
+    /// The sending socket: multicast out of `interface` with the options' TTL, looped back
+    /// to this host's members, never blocking.
+    private static func openSender(interface: in_addr, options: MulticastOptions) throws -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        guard fd >= 0 else { throw MulticastSocketError(description: "cannot open a UDP socket: \(String(cString: strerror(errno)))") }
+        func set<T: BitwiseCopyable>(_ level: Int32, _ name: Int32, _ value: T) throws {
+            var value = value
+            guard setsockopt(fd, level, name, &value, socklen_t(MemoryLayout<T>.size)) == 0 else {
+                let reason = String(cString: strerror(errno))
+                Glibc.close(fd)
+                throw MulticastSocketError(description: "cannot set up the sending socket: \(reason)")
+            }
+        }
+        if interface.s_addr != INADDR_ANY { try set(Int32(IPPROTO_IP), IP_MULTICAST_IF, interface) }
+        try set(Int32(IPPROTO_IP), IP_MULTICAST_TTL, Int32(options.isLoopback ? 0 : options.ttl))
+        try set(Int32(IPPROTO_IP), IP_MULTICAST_LOOP, Int32(1))
+        try set(SOL_SOCKET, SO_SNDBUF, Int32(MulticastOptions.receiveBufferBytes))
+        return fd
     }
 
     /// Opens the socket on `group` and calls `onDatagram` on the event loop for every datagram.
@@ -96,21 +126,33 @@ public final class MulticastSocket: @unchecked Sendable {
             _ = channel.close()
             throw MulticastSocketError(description: "cannot join \(options.group) on \(options.interface ?? "the default interface"): \(error)")
         }
-        return MulticastSocket(options: options, channel: channel, groupAddress: groupAddress)
+        let sendFD: Int32
+        do {
+            sendFD = try openSender(interface: interfaceAddr, options: options)
+        } catch {
+            _ = channel.close()
+            throw error
+        }
+        return MulticastSocket(options: options, channel: channel, sendFD: sendFD, destination: group4.address)
     }
 
     /// Multicasts one datagram to the group. Failures are counted as lost packets.
+    /// Callers serialise their sends (the host's lock): that is the order on the wire.
     public func send(_ bytes: [UInt8]) {
-        let buffer = channel.allocator.buffer(bytes: bytes)
-        let envelope = AddressedEnvelope(remoteAddress: groupAddress, data: buffer)
-        channel.writeAndFlush(envelope).whenFailure { _ in
-            self.sendFailures.add(1, ordering: .relaxed)
+        let sent = bytes.withUnsafeBytes { raw in
+            withUnsafePointer(to: &destination) { address in
+                address.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    sendto(sendFD, raw.baseAddress, raw.count, Int32(MSG_NOSIGNAL), $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
         }
+        if sent != bytes.count { sendFailures.add(1, ordering: .relaxed) }
     }
 
-    /// Closes the socket; waits until it is closed.
+    /// Closes both sockets; waits until the receiving one is closed. Call once.
     public func close() {
         try? channel.close().wait()
+        Glibc.close(sendFD)
     }
 
     private static func isMulticast(_ addr: in_addr) -> Bool {
