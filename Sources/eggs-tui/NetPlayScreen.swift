@@ -2,6 +2,7 @@ import Consensus
 import EggGame
 import Logging
 import PeerNet
+import PeerNetUDP
 
 /// Network play: the lobby of the room, then the match, with every player's grid.
 final class NetPlayScreen: Screen {
@@ -70,12 +71,13 @@ final class NetPlayScreen: Screen {
         }
         if inMatch {
             guard !spectator, let action, let move = PracticeScreen.move(for: action) else { return }
+            let pressed = MonotonicClock.wallMicroseconds()
             let made = peer.withMatch { match, now -> (UInt32, Int)? in
                 guard match.applyLocal(move, now: now)?.isAccepted == true, let owner = match.owner else { return nil }
                 return (owner.game, owner.inputsMade)
             }
             if let made, let trace = peer.trace {
-                trace.record("key", player: peer.id.hex, game: made.0, inputs: made.1)
+                trace.record("key", player: peer.id.hex, game: made.0, inputs: made.1, atMicroseconds: pressed)
             }
             return
         }

@@ -57,7 +57,7 @@ final class InputTrace {
     }
 
     /// `kind` is `key`, `applied` or `shown`; `inputs` the owner's stream count.
-    func record(_ kind: String, player: String, game: UInt32, inputs: Int) {
-        log.write("\(kind) \(player) \(game) \(inputs) \(MonotonicClock.wallMicroseconds())")
+    func record(_ kind: String, player: String, game: UInt32, inputs: Int, atMicroseconds: UInt64 = MonotonicClock.wallMicroseconds()) {
+        log.write("\(kind) \(player) \(game) \(inputs) \(atMicroseconds)")
     }
 }
