@@ -1,0 +1,200 @@
+import EggGame
+import EggSim
+import Foundation
+import PeerNet
+import Testing
+@testable import Consensus
+
+private let ms: UInt64 = 1_000_000
+private let seconds: UInt64 = 1_000_000_000
+
+/// Round latency on the simulated network: for every egg round, the virtual time from the first
+/// vote any peer sent for it (or from the deciding life's boot, if later: a restarted peer cannot
+/// have waited before it existed) to the moment each peer (each life) decided it.
+final class RoundProbe {
+    /// (game, round) → when the first vote for it was sent, by anyone.
+    var firstVoteAt: [UInt64: NetTime] = [:]
+    /// One sample per life and round it decided (nanoseconds), for rounds first voted at or after `countFrom`.
+    var latencies: [UInt64] = []
+    var countFrom = NetTime.zero
+    var worst: (nanoseconds: UInt64, what: String) = (0, "none")
+
+    static func key(_ game: UInt32, _ round: UInt32) -> UInt64 { UInt64(game) << 32 | UInt64(round) }
+
+    func sent(_ payload: [UInt8], now: NetTime) {
+        guard case .votes(let game, let first, let values)? = MatchMessage.decode(payload) else { return }
+        for i in 0..<values.count {
+            let key = Self.key(game, first &+ UInt32(i))
+            if firstVoteAt[key] == nil { firstVoteAt[key] = now }
+        }
+    }
+
+    /// Records the rounds `app` decided since the last call. A round decided twice by one life
+    /// (a future game's namespace dropped at a view with joiners and voted again) counts once;
+    /// rounds before a snapshot's frontier were never this life's to decide.
+    func observe(_ app: BotApp, now: NetTime) {
+        for (game, rounds) in app.peer.rounds {
+            let base = max(app.probedUpTo[game] ?? 0, rounds.knownFrom)
+            guard rounds.frontier > base else { continue }
+            for round in base..<rounds.frontier {
+                guard let first = firstVoteAt[Self.key(game, round)], first >= countFrom else { continue }
+                let t0 = max(first, app.bornAt)
+                let latency = now.nanoseconds(since: t0)
+                latencies.append(latency)
+                if latency > worst.nanoseconds {
+                    worst = (latency, "game \(game) round \(round) at \(app.peer.config.id.hex) decided at \(now.nanoseconds / ms) ms")
+                }
+            }
+            app.probedUpTo[game] = rounds.frontier
+        }
+    }
+
+    /// The `q` quantile of the samples in milliseconds (nearest rank).
+    func percentileMilliseconds(_ q: Double) -> Double {
+        guard !latencies.isEmpty else { return 0 }
+        let sorted = latencies.sorted()
+        let index = min(sorted.count - 1, max(0, Int((q * Double(sorted.count)).rounded(.up)) - 1))
+        return Double(sorted[index]) / Double(ms)
+    }
+
+    var summary: String {
+        String(format: "rounds decided %d, p50 %.1f ms, p99 %.1f ms, max %.1f ms",
+               latencies.count, percentileMilliseconds(0.5), percentileMilliseconds(0.99), percentileMilliseconds(1))
+    }
+}
+
+/// A run of bot peers on one `SimNetwork`, every life recorded.
+final class SimBotRun {
+    let options: SimOptions
+    let settings: MatchSettings
+    let probe = RoundProbe()
+    var net: SimNetwork!
+    /// Every life, in boot order.
+    var lives: [BotApp] = []
+    var current: [PeerID: BotApp] = [:]
+
+    init(options: SimOptions, settings: MatchSettings) {
+        self.options = options
+        self.settings = settings
+        net = SimNetwork(options: options, app: { [unowned self] id, incarnation in
+            let app = BotApp(id: id, incarnation: incarnation, settings: settings, now: self.net?.now ?? .zero)
+            app.probe = self.probe
+            self.lives.append(app)
+            self.current[id] = app
+            return app
+        })
+    }
+
+    var liveApps: [BotApp] { net.nodes.filter(\.isUp).compactMap { current[$0.peerID] } }
+
+    /// Runs in steps of `stepNanoseconds` while `condition` holds, at most until `deadline`.
+    func run(while condition: () -> Bool, until deadline: NetTime, stepNanoseconds: UInt64 = 100 * ms) {
+        while condition() && net.now < deadline { net.run(forNanoseconds: stepNanoseconds) }
+    }
+
+    /// (game, round) decided with different values by two lives, if any.
+    func decisionsDisagree() -> String? {
+        var seen: [UInt64: (UInt64, PeerID)] = [:]
+        for app in lives {
+            for d in app.peer.decisionsLog {
+                let key = RoundProbe.key(d.game, UInt32(d.round))
+                if let (value, other) = seen[key], value != d.value {
+                    return "game \(d.game) round \(d.round): \(other.hex) decided \(hex16(value)), \(app.peer.config.id.hex) decided \(hex16(d.value))"
+                }
+                seen[key] = (d.value, app.peer.config.id)
+            }
+        }
+        return nil
+    }
+
+    var desyncs: [Desync] { lives.flatMap { $0.events.compactMap { if case .desync(let d) = $0 { d } else { nil } } } }
+
+    /// Whether some live peer holds a round voted by some member but not yet by every member.
+    var roundInFlight: Bool {
+        liveApps.contains { app in
+            guard let view = app.peer.view else { return false }
+            return app.peer.rounds.values.contains { r in
+                view.members.compactMap { r.nextRound(of: $0) }.max() ?? 0 > r.frontier
+            }
+        }
+    }
+}
+
+@Suite("Voting rounds on the simulated network")
+struct SimRoundTests {
+    static let config = PeerNetConfig(peerID: PeerID(1))
+    /// The stated bound: a round is decided within failure detection (suspect timeout, then a
+    /// flush) plus this much.
+    static let slackNanoseconds: UInt64 = 1_500 * ms
+    static var boundNanoseconds: UInt64 {
+        config.suspectTimeoutNanoseconds + config.flushTimeoutNanoseconds + slackNanoseconds
+    }
+
+    /// One seed: 2–8 bot peers, 0–20 % loss, one crash mid-round (the highest ID half of the
+    /// time), and half of the time a restart of the crashed peer (a late joiner). Returns the
+    /// failures (empty when all holds) and the worst round latency seen.
+    static func runRoundBound(seed: UInt64) -> (failures: [String], worstNanoseconds: UInt64, crashedMidRound: Bool) {
+        var rng = SimRandom(seed: seed ^ 0x524F_554E_4400_0000)
+        let peers = 2 + Int(rng.next(upTo: 6))
+        let loss = Double(rng.next(upTo: 20)) / 100
+        let options = SimOptions(seed: seed, peerCount: peers, lossProbability: loss, replayProbability: 0.02,
+                                 delayMinNanoseconds: 200_000, delayMeanNanoseconds: 200_000 + rng.next(upTo: 4_800_000))
+        let crashAt = NetTime(nanoseconds: 3 * seconds + rng.next(upTo: 6 * seconds))
+        let highest = rng.chance(0.5)
+        let restartAfter: UInt64? = rng.chance(0.5) ? 500 * ms + rng.next(upTo: 4 * seconds) : nil
+        let run = SimBotRun(options: options, settings: MatchSettings(speed: 9, colors: 4, gamesPerMatch: 3))
+        let what = "\(options) crash_at_ms=\(crashAt.nanoseconds / ms) victim=\(highest ? "highest" : "random") "
+            + "restart_after_ms=\(restartAfter.map { String($0 / ms) } ?? "never")"
+        run.net.run(until: crashAt)
+        // Crash at the first millisecond a round is mid-vote (at most 2 s later).
+        let midRoundBy = crashAt.adding(nanoseconds: 2 * seconds)
+        while !run.roundInFlight && run.net.now < midRoundBy { run.net.run(forNanoseconds: ms) }
+        let crashedMidRound = run.roundInFlight
+        let up = run.net.nodes.filter(\.isUp).map(\.peerID)
+        let victim = highest ? up.max()! : up[Int(rng.next(upTo: UInt64(up.count - 1)))]
+        run.net.crash(victim)
+        if let restartAfter {
+            run.net.run(forNanoseconds: restartAfter)
+            run.net.restart(victim)
+        }
+        run.net.run(forNanoseconds: 10 * seconds)
+        var failures: [String] = []
+        let bound = boundNanoseconds
+        if run.probe.worst.nanoseconds > bound {
+            failures.append("a round took \(run.probe.worst.nanoseconds / ms) ms > \(bound / ms) ms: \(run.probe.worst.what)")
+        }
+        // Rounds not decided yet: no player may be waiting for one longer than the bound.
+        for app in run.liveApps {
+            if let since = app.peer.owner?.waitingSince, run.net.now.nanoseconds(since: since) > bound {
+                failures.append("\(app.peer.config.id.hex) waits for a pair since \(since.nanoseconds / ms) ms")
+            }
+        }
+        if let problem = run.decisionsDisagree() { failures.append(problem) }
+        if !run.desyncs.isEmpty { failures.append("\(run.desyncs.count) desyncs, first \(run.desyncs[0])") }
+        failures += SimChecker.violations(run.net).prefix(3)
+        return (failures.map { "\(what)\n  \($0)" }, run.probe.worst.nanoseconds, crashedMidRound)
+    }
+
+    /// 16 seeds in 2 chunks (the chunks run in parallel). `EGGS_CONSENSUS_REPORT=1` prints each
+    /// seed's worst round latency.
+    @Test("no round stays undecided longer than suspect timeout + flush timeout + 1.5 s (loss, a crash mid-round incl. the highest ID, restarts)",
+          arguments: 0..<2)
+    func roundBound(chunk: Int) {
+        var worst: UInt64 = 0, midRound = 0
+        for seed in UInt64(1 + 8 * chunk)...UInt64(8 + 8 * chunk) {
+            let started = Date()
+            let (failures, worstSeed, crashedMidRound) = Self.runRoundBound(seed: seed)
+            if ProcessInfo.processInfo.environment["EGGS_CONSENSUS_REPORT"] == "1" {
+                print(String(format: "round bound seed %d: worst %d ms, mid-round %@, %.1f s", seed, worstSeed / ms, "\(crashedMidRound)", Date().timeIntervalSince(started)))
+            }
+            worst = max(worst, worstSeed)
+            if crashedMidRound { midRound += 1 }
+            #expect(failures.isEmpty, "reproduce with SimRoundTests.runRoundBound(seed: \(seed)):\n\(failures.prefix(5).joined(separator: "\n"))")
+            if !failures.isEmpty { break }
+        }
+        #expect(midRound >= 6, "only \(midRound) crashes hit a round mid-vote")
+        if ProcessInfo.processInfo.environment["EGGS_CONSENSUS_REPORT"] == "1" {
+            print("round bound chunk \(chunk): worst round latency \(worst / ms) ms (bound \(Self.boundNanoseconds / ms) ms)")
+        }
+    }
+}
