@@ -198,3 +198,62 @@ struct SimRoundTests {
         }
     }
 }
+
+/// Whole bot matches on EggSim: the longest wait for a next egg, and round latency.
+@Suite("Egg waits on the simulated network")
+struct SimEggWaitTests {
+    struct Outcome {
+        var failures: [String] = []
+        var maxEggWaitNanoseconds: UInt64 = 0
+        var probe: RoundProbe
+        var virtualSeconds: Double
+    }
+
+    /// One whole match (best of 1, speed 9, medium bots) of `players` peers at `loss`, default
+    /// LAN delays (0.2 ms + exponential, mean 1 ms). Round latencies count rounds first voted
+    /// once every peer started the match.
+    static func runMatch(seed: UInt64, players: Int, loss: Double) -> Outcome {
+        let options = SimOptions(seed: seed, peerCount: players, lossProbability: loss)
+        let run = SimBotRun(options: options, settings: MatchSettings(speed: 9, colors: 4, gamesPerMatch: 1))
+        func started(_ app: BotApp) -> [PeerID]? {
+            for event in app.events { if case .matchStarted(_, let players) = event { return players } }
+            return nil
+        }
+        run.run(while: { run.lives.contains { started($0) == nil } }, until: NetTime(nanoseconds: 20 * seconds), stepNanoseconds: 10 * ms)
+        run.probe.countFrom = run.net.now
+        run.run(while: { run.lives.contains { $0.matchWinner == nil } }, until: NetTime(nanoseconds: 300 * seconds), stepNanoseconds: 500 * ms)
+        var outcome = Outcome(probe: run.probe, virtualSeconds: Double(run.net.now.nanoseconds) / Double(seconds))
+        let what = "\(options)"
+        let rosters = Set(run.lives.map { started($0)?.count ?? 0 })
+        if rosters != [players] { outcome.failures.append("\(what): match rosters \(rosters)") }
+        let winners = Set(run.lives.map { $0.matchWinner.map { $0?.hex ?? "none" } ?? "unfinished" })
+        if winners.count != 1 || winners.contains("unfinished") { outcome.failures.append("\(what): winners \(winners)") }
+        if !run.desyncs.isEmpty { outcome.failures.append("\(what): \(run.desyncs.count) desyncs") }
+        if let problem = run.decisionsDisagree() { outcome.failures.append("\(what): \(problem)") }
+        if run.lives.count != players { outcome.failures.append("\(what): \(run.lives.count) lives") }
+        outcome.maxEggWaitNanoseconds = run.lives.map(\.peer.stats.maxEggWaitNanoseconds).max() ?? 0
+        return outcome
+    }
+
+    static let cases: [(players: Int, loss: Double)] = [(2, 0), (4, 0), (8, 0), (2, 0.2), (4, 0.2), (8, 0.2)]
+
+    @Test("the longest wait for a next egg in whole bot matches of 2, 4 and 8 players: 0 ms with no loss, under 100 ms at 20 % loss",
+          arguments: 0..<6)
+    func eggWait(index: Int) {
+        let (players, loss) = Self.cases[index]
+        let report = ProcessInfo.processInfo.environment["EGGS_CONSENSUS_REPORT"] == "1"
+        for seed in UInt64(1)...(report ? 5 : 1) {
+            let outcome = Self.runMatch(seed: seed, players: players, loss: loss)
+            #expect(outcome.failures.isEmpty, "reproduce with SimEggWaitTests.runMatch(seed: \(seed), players: \(players), loss: \(loss)): \(outcome.failures)")
+            if loss == 0 {
+                #expect(outcome.maxEggWaitNanoseconds == 0, "seed \(seed) players \(players): waited \(outcome.maxEggWaitNanoseconds) ns for an egg")
+            } else {
+                #expect(outcome.maxEggWaitNanoseconds < 100 * ms, "seed \(seed) players \(players) loss \(loss): waited \(outcome.maxEggWaitNanoseconds / ms) ms for an egg")
+            }
+            if report {
+                print(String(format: "egg wait: %d players, loss %.0f %%, seed %d: max egg wait %.1f ms, match %.0f s virtual; round latency %@",
+                             players, loss * 100, seed, Double(outcome.maxEggWaitNanoseconds) / Double(ms), outcome.virtualSeconds, outcome.probe.summary))
+            }
+        }
+    }
+}
