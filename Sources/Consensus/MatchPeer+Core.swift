@@ -373,6 +373,13 @@ public struct MatchPeer: Sendable {
             return
         }
         if let m = match, m.game == game {
+            // A player that left the view during this game is out of it for good. Its stream was
+            // cut at the departure; what it sends after coming back (a healed partition delivers
+            // the sends it queued while blocked) does not continue the cut stream.
+            guard !m.out.contains(from) else {
+                stats.ignoredMessages += 1
+                return
+            }
             guard m.mirrored, match!.mirrors[from] != nil else {
                 guard m.players.contains(from) else { stats.ignoredMessages += 1; return }
                 // Not mirrored (joined mid-game): count spawns only, to vote far enough ahead.

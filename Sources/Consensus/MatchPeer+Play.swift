@@ -63,6 +63,9 @@ extension MatchPeer {
             m.mirrors[player] = mirror
         }
         futureItems = [:]
+        // Players outside the view when the game begins (behind a partition, crashed and not yet
+        // excluded from the match) are out of it: coming back mid-game, they do not mirror it.
+        m.out = Set(m.players.filter { !members.contains($0) })
         m.gameOver = OneShotVote()
         m.myGameOverVote = nil
         for (peer, winner) in futureGameOver.sorted(by: { $0.key < $1.key }) {

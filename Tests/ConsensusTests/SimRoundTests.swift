@@ -257,3 +257,67 @@ struct SimEggWaitTests {
         }
     }
 }
+
+/// Whole bot matches across a partition that heals.
+@Suite("Partitions on the simulated network")
+struct SimPartitionTests {
+    /// One seed: 4 peers split 2-2 (the highest ID's half stays primary) or 5 peers split 3-2,
+    /// mid-game, under 0–10 % loss, for 4–8 s (long enough for both sides to change views);
+    /// then the partition heals and the match plays out (best of 3).
+    static func runPartition(seed: UInt64) -> [String] {
+        var rng = SimRandom(seed: seed ^ 0x5041_5254_0000_0000)
+        let peers = 4 + Int(rng.next(upTo: 1))
+        let options = SimOptions(seed: seed, peerCount: peers, lossProbability: Double(rng.next(upTo: 10)) / 100,
+                                 replayProbability: 0.02)
+        let ids = (1...peers).map { PeerID(UInt64($0)) }
+        // The primary side holds the highest ID (2-2) or three peers (3-2).
+        var shuffled = ids
+        for i in stride(from: shuffled.count - 1, to: 0, by: -1) { shuffled.swapAt(i, Int(rng.next(upTo: UInt64(i)))) }
+        let minority = peers == 4 ? Array(shuffled.filter { $0 != ids.last! }.prefix(2)) : Array(shuffled.prefix(2))
+        let primary = ids.filter { !minority.contains($0) }
+        let splitAt = NetTime(nanoseconds: 3 * seconds + rng.next(upTo: 3 * seconds))
+        let holdNanoseconds = 4 * seconds + rng.next(upTo: 4 * seconds)
+        let what = "\(options) split_at_ms=\(splitAt.nanoseconds / ms) hold_ms=\(holdNanoseconds / ms) minority=\(minority.map(\.raw))"
+        let run = SimBotRun(options: options, settings: MatchSettings(speed: 9, colors: 4, gamesPerMatch: 3))
+        run.net.run(until: splitAt)
+        var failures: [String] = []
+        if run.liveApps.contains(where: { $0.peer.match == nil }) { failures.append("no match in progress at the split") }
+        let viewsBefore = minority.map { run.current[$0]!.peer.view?.id }
+        run.net.partition([primary, minority])
+        run.net.run(forNanoseconds: holdNanoseconds)
+        // The minority side is not primary: it installs no view of its own.
+        let viewsDuring = minority.map { run.current[$0]!.peer.view?.id }
+        if viewsDuring != viewsBefore { failures.append("the minority changed views: \(viewsBefore) → \(viewsDuring)") }
+        if run.current[primary[0]]!.peer.view?.members != primary {
+            failures.append("the primary side's view is \(run.current[primary[0]]!.peer.view?.members ?? [])")
+        }
+        run.net.heal()
+        let primaryApps = primary.map { run.current[$0]! }
+        run.run(while: { primaryApps.contains { $0.matchWinner == nil } }, until: NetTime(nanoseconds: 300 * seconds), stepNanoseconds: 500 * ms)
+        run.net.run(forNanoseconds: 2 * seconds)
+        let winners = Set(primaryApps.map { $0.matchWinner.map { $0?.hex ?? "none" } ?? "unfinished" })
+        if winners.count != 1 || winners.contains("unfinished") { failures.append("primary winners \(winners)") }
+        let reported = Set(run.lives.compactMap { $0.matchWinner.map { $0?.hex ?? "none" } })
+        if reported.count > 1 { failures.append("match winners differ: \(reported)") }
+        for id in minority where !run.current[id]!.events.contains(.synced(fromSnapshot: true)) {
+            failures.append("\(id.hex) did not rejoin from a snapshot")
+        }
+        if let problem = run.decisionsDisagree() { failures.append(problem) }
+        if !run.desyncs.isEmpty { failures.append("\(run.desyncs.count) desyncs, first \(run.desyncs[0])") }
+        for app in primaryApps where app.peer.stats.checkpointsVerified < 10 {
+            failures.append("\(app.peer.config.id.hex) verified \(app.peer.stats.checkpointsVerified) checkpoints")
+        }
+        failures += SimChecker.violations(run.net).prefix(3)
+        return failures.map { "\(what)\n  \($0)" }
+    }
+
+    @Test("bot matches across a partition that heals: checkpoints match, the primary agrees on the winner, no round has two values",
+          arguments: 0..<2)
+    func partitionAndHeal(chunk: Int) {
+        for seed in UInt64(1 + 3 * chunk)...UInt64(3 + 3 * chunk) {
+            let failures = Self.runPartition(seed: seed)
+            #expect(failures.isEmpty, "reproduce with SimPartitionTests.runPartition(seed: \(seed)):\n\(failures.prefix(5).joined(separator: "\n"))")
+            if !failures.isEmpty { break }
+        }
+    }
+}
