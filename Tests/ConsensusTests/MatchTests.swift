@@ -98,6 +98,47 @@ struct MatchTests {
         #expect(h.checkDecisionsAgree() == nil)
     }
 
+    @Test("a player outside the view when a game begins is out of it; coming back mid-game it does not hold the game up")
+    func absentAtGameStartIsOut() {
+        let h = VSHarness(seed: 9)
+        let ids = startRoom(h, count: 4, settings: MatchSettings(speed: 9, colors: 4, gamesPerMatch: 3))
+        for _ in 0..<120 { h.tick(deliveries: 40) }
+        let away = [ids[0], ids[1]], stay = [ids[2], ids[3]]
+        h.installView(members: stay, crashed: Set(away))
+        func gameOvers(_ id: PeerID, _ game: UInt32) -> Int {
+            (h.events[id] ?? []).filter { if case .gameOver(let g, _) = $0 { g == game } else { false } }.count
+        }
+        var ticks = 0
+        while stay.contains(where: { gameOvers($0, 0) == 0 }) && ticks < 40_000 { h.tick(deliveries: 40); ticks += 1 }
+        for id in stay { #expect(h.peers[id]!.match?.game == 1 && h.peers[id]!.match?.out == Set(away)) }
+        h.installView(members: ids, joining: away)
+        ticks = 0
+        while ids.contains(where: { gameOvers($0, 1) == 0 }) && ticks < 40_000 { h.tick(deliveries: 40); ticks += 1 }
+        #expect(ids.allSatisfy { gameOvers($0, 1) == 1 }, "game 1 did not end everywhere after \(ticks) ticks")
+        #expect(desyncs(h).isEmpty)
+        #expect(h.checkDecisionsAgree() == nil)
+    }
+
+    @Test("what a player that left mid-game sends for that game after coming back is ignored, not mirrored")
+    func outPlayersStreamIgnored() {
+        let h = VSHarness(seed: 11)
+        let ids = startRoom(h, count: 3, settings: MatchSettings(speed: 9, colors: 4, gamesPerMatch: 3))
+        for _ in 0..<300 { h.tick(deliveries: 30) }
+        let victim = ids[0]
+        h.installView(members: Array(ids.dropFirst()), crashed: [victim])
+        h.installView(members: ids, joining: [victim])
+        let game = h.peers[ids[1]]!.match!.game
+        // The sends it queued while cut off (a healed partition) continue a stream that was cut.
+        let stale = [MatchMessage.inputs(game: game, items: [.move(.left), .move(.down)]),
+                     .checkpoint(game: game, pairs: 999, hash: 0xDEAD)]
+        for id in ids.dropFirst() {
+            let before = h.peers[id]!.match!.mirrors[victim]!.grid
+            for message in stale { h.handle(id, .delivered(Delivery(from: victim, seq: 0, payload: message.encoded()))) }
+            #expect(h.peers[id]!.match!.mirrors[victim]!.grid.stableHash == before.stableHash)
+        }
+        #expect(desyncs(h).isEmpty)
+    }
+
     @Test("voting under random interleavings, duplicates, crashes (incl. the highest ID) and joins: every peer decides the same values")
     func votingFaults() {
         var snapshotsAdopted = 0, crashes = 0, gamesOver = 0

@@ -8,6 +8,11 @@ import Testing
 private let ms: UInt64 = 1_000_000
 private let seconds: UInt64 = 1_000_000_000
 
+/// Seeds per chunk of the swarm tests: `default` unless `EGGS_SIM_SEEDS` says more (a longer hunt).
+func simSeedsPerChunk(_ defaultCount: Int) -> UInt64 {
+    UInt64(ProcessInfo.processInfo.environment["EGGS_SIM_SEEDS"].flatMap(Int.init) ?? defaultCount)
+}
+
 /// Round latency on the simulated network: for every egg round, the virtual time from the first
 /// vote any peer sent for it (or from the deciding life's boot, if later: a restarted peer cannot
 /// have waited before it existed) to the moment each peer (each life) decided it.
@@ -175,13 +180,16 @@ struct SimRoundTests {
         return (failures.map { "\(what)\n  \($0)" }, run.probe.worst.nanoseconds, crashedMidRound)
     }
 
-    /// 16 seeds in 2 chunks (the chunks run in parallel). `EGGS_CONSENSUS_REPORT=1` prints each
+    /// 16 seeds in 2 chunks (the chunks run in parallel; `EGGS_SIM_SEEDS=N` runs N per chunk). `EGGS_CONSENSUS_REPORT=1` prints each
     /// seed's worst round latency.
     @Test("no round stays undecided longer than suspect timeout + flush timeout + 1.5 s (loss, a crash mid-round incl. the highest ID, restarts)",
           arguments: 0..<2)
     func roundBound(chunk: Int) {
         var worst: UInt64 = 0, midRound = 0
-        for seed in UInt64(1 + 8 * chunk)...UInt64(8 + 8 * chunk) {
+        let n = simSeedsPerChunk(8)
+        let only = ProcessInfo.processInfo.environment["EGGS_SIM_SEED"].flatMap(UInt64.init)
+        if only != nil && chunk > 0 { return }
+        for seed in only.map({ $0...$0 }) ?? (1 + n * UInt64(chunk))...(n + n * UInt64(chunk)) {
             let started = Date()
             let (failures, worstSeed, crashedMidRound) = Self.runRoundBound(seed: seed)
             if ProcessInfo.processInfo.environment["EGGS_CONSENSUS_REPORT"] == "1" {
@@ -314,7 +322,8 @@ struct SimPartitionTests {
     @Test("bot matches across a partition that heals: checkpoints match, the primary agrees on the winner, no round has two values",
           arguments: 0..<2)
     func partitionAndHeal(chunk: Int) {
-        for seed in UInt64(1 + 3 * chunk)...UInt64(3 + 3 * chunk) {
+        let n = simSeedsPerChunk(3)
+        for seed in (1 + n * UInt64(chunk))...(n + n * UInt64(chunk)) {
             let failures = Self.runPartition(seed: seed)
             #expect(failures.isEmpty, "reproduce with SimPartitionTests.runPartition(seed: \(seed)):\n\(failures.prefix(5).joined(separator: "\n"))")
             if !failures.isEmpty { break }
