@@ -149,6 +149,12 @@ public struct MatchPeer: Sendable {
                 isSynced = true
                 syncedMembers = Set(newView.members)
                 emit(.synced(fromSnapshot: false))
+                // A peer new in this view takes this one (not new here) for a synced member and
+                // waits for a snapshot: send one, of the empty lobby (a snapshot sender that died
+                // before its snapshot arrived left nobody with state).
+                if !newView.joined.isEmpty, !newView.joined.contains(config.id) {
+                    send(.snapshot(makeSnapshot(viewID: newView.id)))
+                }
                 send(.hello(Hello(name: config.name, role: config.role)))
                 voteAhead()
                 if let vote = myStart[matchRound] {

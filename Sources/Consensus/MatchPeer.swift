@@ -47,8 +47,9 @@
 /// buffer. If every member of a view is new, all of them start from the empty lobby.
 /// A joiner mid-game does not mirror the game in progress (it shows "in progress" and votes
 /// "no winner observed" in its game-over round); it mirrors every following game.
-/// Known gap: if the snapshot sender fails before delivering it *and* the next view also adds a
-/// peer, the newest joiner may take an unsynced earlier joiner for a synced one and wait.
+/// If the snapshot sender fails before delivering it and no member with state is left, the
+/// earlier joiners start from the empty lobby; a peer new in that view takes them for synced
+/// members and waits for a snapshot, so they send one (of the empty lobby) too.
 
 import EggGame
 import PeerNet

@@ -139,6 +139,26 @@ struct MatchTests {
         #expect(desyncs(h).isEmpty)
     }
 
+    @Test("a joiner whose snapshot sender died, and a second joiner in the next view, both sync and can start a match")
+    func snapshotSenderDiesBeforeSecondJoin() {
+        let h = VSHarness(seed: 5)
+        let (s, j1, j2) = (PeerID(3), PeerID(1), PeerID(2))
+        h.peers[s] = h.makePeer(s)
+        h.installView(members: [s], joining: [s])
+        h.installView(members: [s, j1], joining: [j1])
+        // The only old member dies before its snapshot reaches j1; the next view adds j2.
+        h.queues[j1]![s] = []
+        h.installView(members: [j1, j2], joining: [j2], crashed: [s])
+        h.deliverAll(to: [j1, j2])
+        #expect(h.peers[j1]!.isSynced && h.peers[j2]!.isSynced)
+        for id in [j1, j2] {
+            h.peers[id]!.setReady(settings: MatchSettings(speed: 9, colors: 4, gamesPerMatch: 1), wantsToPlay: true)
+            h.drainOutputs(id)
+        }
+        h.deliverAll(to: [j1, j2])
+        #expect(h.peers[j1]!.match?.players == [j1, j2] && h.peers[j2]!.match?.players == [j1, j2])
+    }
+
     @Test("voting under random interleavings, duplicates, crashes (incl. the highest ID) and joins: every peer decides the same values")
     func votingFaults() {
         var snapshotsAdopted = 0, crashes = 0, gamesOver = 0
