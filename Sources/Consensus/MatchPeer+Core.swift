@@ -188,6 +188,7 @@ public struct MatchPeer: Sendable {
         futureItems = futureItems.filter { members.contains($0.key) }
         futureGameOver = futureGameOver.filter { members.contains($0.key) }
         processDecisions()
+        flagGarbageOverdraws()
         guard reset else { return }
         for key in startVotes.keys.sorted() { startVotes[key]!.install(members: members, reset: true) }
         for game in rounds.keys.sorted() { _ = rounds[game]!.install(members: members, resetPending: true) }

@@ -184,6 +184,30 @@ extension MatchPeer {
         }
     }
 
+    /// Raises a desync for every present player whose mirror is stalled on a `landGarbage` beyond
+    /// the garbage credited to it, right after a view change. Why that is conclusive: the owner
+    /// landed only garbage credited by spawns it had applied, i.e. delivered; view synchrony
+    /// gives every continuing member the same messages of the old view, and the rounds those
+    /// spawns needed were decided from the same votes; so by the installation of the next view
+    /// every such spawn was applied here too. (Departed players are skipped: a message only they
+    /// had delivered may be lost with its crashed sender.) Between view changes a stall may be
+    /// a message still in flight, so it only waits.
+    mutating func flagGarbageOverdraws() {
+        guard let m = match, m.mirrored, let view else { return }
+        for player in m.players where view.contains(player) && !m.out.contains(player) {
+            guard let mirror = m.mirrors[player], !mirror.overdrawReported, mirror.queueHead < mirror.queue.count,
+                  case .input(.landGarbage(let count)) = mirror.queue[mirror.queueHead],
+                  mirror.garbageLanded + count > mirror.garbageReceived
+            else { continue }
+            match!.mirrors[player]!.overdrawReported = true
+            stats.desyncs += 1
+            var desync = Desync(player: player, game: m.game, pairs: UInt32(mirror.grid.pairsSpawned), ownerHash: 0,
+                                mirrorHash: mirror.grid.stableHash)
+            desync.garbageOverdraw = mirror.garbageLanded + count - mirror.garbageReceived
+            emit(.desync(desync))
+        }
+    }
+
     /// Votes the observed winner once at most one player is live (topped-out and departed are out).
     private mutating func voteGameOverIfSeen() {
         guard let m = match, m.mirrored, m.myGameOverVote == nil, let view else { return }

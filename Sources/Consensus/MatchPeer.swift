@@ -36,7 +36,9 @@
 ///   Garbage a spawn sends is credited to every other player; a `landGarbage(n)` waits until at
 ///   least that much was credited (it cannot outrun the sends the owner saw). Owners publish a
 ///   checkpoint after each pair settles; mirrors compare at the same stream position and raise
-///   ``MatchEvent/desync(_:)`` on mismatch.
+///   ``MatchEvent/desync(_:)`` on mismatch. A `landGarbage` that still overdraws once a view
+///   change has delivered every message of the old view is raised as a desync too (see
+///   `flagGarbageOverdraws`).
 ///
 /// ## Late joiners
 /// A peer listed in `view.joined` (or whose first view lists only joiners) has no history. At such
@@ -81,9 +83,15 @@ public struct Desync: Hashable, Sendable, CustomStringConvertible {
     public var pairs: UInt32
     public var ownerHash: UInt64
     public var mirrorHash: UInt64
+    /// Not a checkpoint mismatch but a `landGarbage` beyond the garbage credited to the player:
+    /// how many eggs too many (0 for a checkpoint mismatch; `ownerHash` is then 0).
+    public var garbageOverdraw = 0
 
     public var description: String {
-        "desync: player \(player.hex) game \(game) pair \(pairs): owner \(hex16(ownerHash)) mirror \(hex16(mirrorHash))"
+        if garbageOverdraw > 0 {
+            return "desync: player \(player.hex) game \(game) pair \(pairs): lands \(garbageOverdraw) garbage eggs never sent to it"
+        }
+        return "desync: player \(player.hex) game \(game) pair \(pairs): owner \(hex16(ownerHash)) mirror \(hex16(mirrorHash))"
     }
 }
 
@@ -138,6 +146,8 @@ public struct Mirror: Sendable {
     /// Garbage credited to this player by other players' spawns.
     public internal(set) var garbageReceived = 0
     public internal(set) var garbageLanded = 0
+    /// A garbage overdraw of this mirror was reported (once).
+    var overdrawReported = false
     public var isToppedOut: Bool { grid.state == .toppedOut }
 
     static let queueMax = 1 << 16

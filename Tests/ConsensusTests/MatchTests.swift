@@ -159,6 +159,28 @@ struct MatchTests {
         #expect(h.peers[j1]!.match?.players == [j1, j2] && h.peers[j2]!.match?.players == [j1, j2])
     }
 
+    @Test("a garbage landing beyond what was sent stalls the mirrors, and the next view change raises it as a desync")
+    func garbageOverdrawFlagged() {
+        let h = VSHarness(seed: 13)
+        let ids = startRoom(h, count: 3, settings: MatchSettings(speed: 9, colors: 4, gamesPerMatch: 3))
+        for _ in 0..<60 { h.tick(deliveries: 30) }
+        let cheat = ids[0]
+        let game = h.peers[cheat]!.match!.game
+        let received = h.peers[ids[1]]!.match!.mirrors[cheat]!.garbageReceived
+        // The owner's stream claims more garbage than anybody sent it.
+        h.peers[cheat]!.send(.inputs(game: game, items: [.landGarbage(received + 5)]))
+        h.drainOutputs(cheat)
+        h.deliverAll(to: ids)
+        for _ in 0..<30 { h.tick(deliveries: 30) }
+        #expect(desyncs(h).isEmpty, "a stall alone may be a message in flight")
+        #expect(ids.allSatisfy { h.peers[$0]!.stats.garbageOverdrawStalls > 0 })
+        h.installView(members: Array(ids.dropLast()), crashed: [ids[2]])
+        let flagged = desyncs(h)
+        #expect(flagged.count == 2 && flagged.allSatisfy { $0.contains("lands 5 garbage eggs never sent") }, "\(flagged)")
+        for _ in 0..<30 { h.tick(deliveries: 30) }
+        #expect(desyncs(h).count == 2, "raised once per mirror")
+    }
+
     @Test("voting under random interleavings, duplicates, crashes (incl. the highest ID) and joins: every peer decides the same values")
     func votingFaults() {
         var snapshotsAdopted = 0, crashes = 0, gamesOver = 0
