@@ -78,10 +78,10 @@ final class SimBotRun {
     var lives: [BotApp] = []
     var current: [PeerID: BotApp] = [:]
 
-    init(options: SimOptions, settings: MatchSettings) {
+    init(options: SimOptions, settings: MatchSettings, config: ((PeerID, UInt64) -> PeerNetConfig)? = nil) {
         self.options = options
         self.settings = settings
-        net = SimNetwork(options: options, app: { [unowned self] id, incarnation in
+        net = SimNetwork(options: options, config: config, app: { [unowned self] id, incarnation in
             let app = BotApp(id: id, incarnation: incarnation, settings: settings, now: self.net?.now ?? .zero)
             app.probe = self.probe
             self.lives.append(app)
@@ -139,6 +139,11 @@ struct SimRoundTests {
     /// time), and half of the time a restart of the crashed peer (a late joiner). Returns the
     /// failures (empty when all holds) and the worst round latency seen.
     static func runRoundBound(seed: UInt64) -> (failures: [String], worstNanoseconds: UInt64, crashedMidRound: Bool) {
+        let (failures, probe, crashedMidRound) = runRoundBoundProbe(seed: seed)
+        return (failures, probe.worst.nanoseconds, crashedMidRound)
+    }
+
+    static func runRoundBoundProbe(seed: UInt64) -> (failures: [String], probe: RoundProbe, crashedMidRound: Bool) {
         var rng = SimRandom(seed: seed ^ 0x524F_554E_4400_0000)
         let peers = 2 + Int(rng.next(upTo: 6))
         let loss = Double(rng.next(upTo: 20)) / 100
@@ -177,7 +182,15 @@ struct SimRoundTests {
         if let problem = run.decisionsDisagree() { failures.append(problem) }
         if !run.desyncs.isEmpty { failures.append("\(run.desyncs.count) desyncs, first \(run.desyncs[0])") }
         failures += SimChecker.violations(run.net).prefix(3)
-        return (failures.map { "\(what)\n  \($0)" }, run.probe.worst.nanoseconds, crashedMidRound)
+        return (failures.map { "\(what)\n  \($0)" }, run.probe, crashedMidRound)
+    }
+
+    @Test("a seed of the round swarm replays exactly: same round latencies, same worst round")
+    func replaysExactly() {
+        let first = Self.runRoundBoundProbe(seed: 14), second = Self.runRoundBoundProbe(seed: 14)
+        #expect(first.probe.latencies.count > 100)
+        #expect(first.probe.latencies == second.probe.latencies)
+        #expect(first.probe.worst.what == second.probe.worst.what && first.failures == second.failures)
     }
 
     /// 16 seeds in 2 chunks (the chunks run in parallel; `EGGS_SIM_SEEDS=N` runs N per chunk). `EGGS_CONSENSUS_REPORT=1` prints each
@@ -220,9 +233,9 @@ struct SimEggWaitTests {
     /// One whole match (best of 1, speed 9, medium bots) of `players` peers at `loss`, default
     /// LAN delays (0.2 ms + exponential, mean 1 ms). Round latencies count rounds first voted
     /// once every peer started the match.
-    static func runMatch(seed: UInt64, players: Int, loss: Double) -> Outcome {
+    static func runMatch(seed: UInt64, players: Int, loss: Double, config: ((PeerID, UInt64) -> PeerNetConfig)? = nil) -> Outcome {
         let options = SimOptions(seed: seed, peerCount: players, lossProbability: loss)
-        let run = SimBotRun(options: options, settings: MatchSettings(speed: 9, colors: 4, gamesPerMatch: 1))
+        let run = SimBotRun(options: options, settings: MatchSettings(speed: 9, colors: 4, gamesPerMatch: 1), config: config)
         func started(_ app: BotApp) -> [PeerID]? {
             for event in app.events { if case .matchStarted(_, let players) = event { return players } }
             return nil
