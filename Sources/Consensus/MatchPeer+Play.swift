@@ -201,6 +201,7 @@ extension MatchPeer {
             else { continue }
             match!.mirrors[player]!.overdrawReported = true
             stats.desyncs += 1
+            stats.garbageOverdraws += 1
             var desync = Desync(player: player, game: m.game, pairs: UInt32(mirror.grid.pairsSpawned), ownerHash: 0,
                                 mirrorHash: mirror.grid.stableHash)
             desync.garbageOverdraw = mirror.garbageLanded + count - mirror.garbageReceived

@@ -124,6 +124,8 @@ public struct MatchStats: Hashable, Sendable {
     public var eventsDropped = 0
     public var maxEggWaitNanoseconds: UInt64 = 0
     public var garbageOverdrawStalls = 0
+    /// Garbage overdraws raised as desyncs (counted in `desyncs` too).
+    public var garbageOverdraws = 0
 }
 
 /// A start vote's value.

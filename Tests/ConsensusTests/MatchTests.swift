@@ -177,6 +177,7 @@ struct MatchTests {
         h.installView(members: Array(ids.dropLast()), crashed: [ids[2]])
         let flagged = desyncs(h)
         #expect(flagged.count == 2 && flagged.allSatisfy { $0.contains("lands 5 garbage eggs never sent") }, "\(flagged)")
+        #expect(h.peers[ids[1]]!.stats.garbageOverdraws == 1 && h.peers[ids[1]]!.stats.desyncs == 1)
         for _ in 0..<30 { h.tick(deliveries: 30) }
         #expect(desyncs(h).count == 2, "raised once per mirror")
     }
