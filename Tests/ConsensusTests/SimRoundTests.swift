@@ -204,9 +204,11 @@ struct SimRoundTests {
         if only != nil && chunk > 0 { return }
         for seed in only.map({ $0...$0 }) ?? (1 + n * UInt64(chunk))...(n + n * UInt64(chunk)) {
             let started = Date()
-            let (failures, worstSeed, crashedMidRound) = Self.runRoundBound(seed: seed)
+            let (failures, probe, crashedMidRound) = Self.runRoundBoundProbe(seed: seed)
+            let worstSeed = probe.worst.nanoseconds
             if ProcessInfo.processInfo.environment["EGGS_CONSENSUS_REPORT"] == "1" {
-                print(String(format: "round bound seed %d: worst %d ms, mid-round %@, %.1f s", seed, worstSeed / ms, "\(crashedMidRound)", Date().timeIntervalSince(started)))
+                print(String(format: "round bound seed %d: worst %d ms (%@), mid-round %@, %.1f s", seed, worstSeed / ms, probe.worst.what,
+                             "\(crashedMidRound)", Date().timeIntervalSince(started)))
             }
             worst = max(worst, worstSeed)
             if crashedMidRound { midRound += 1 }
