@@ -353,3 +353,40 @@ struct SimPartitionTests {
         }
     }
 }
+
+/// Whole bot matches under random faults: partitions, crashes and restarts drawn from the seed.
+@Suite("Random faults on the simulated network")
+struct SimFaultTests {
+    /// One seed: `SimOptions.swarm` with faults (2–6 peers, loss ≤ 30 %, mean delay ≤ 5 ms) for
+    /// 20 s, then the liveness phase (faults off, crashed peers restarted) and 5 s more.
+    static func runFaults(seed: UInt64) -> [String] {
+        var options = SimOptions.swarm(seed: seed, peerCountMax: 6, withFaults: true)
+        options.delayMeanNanoseconds = min(options.delayMeanNanoseconds, 5 * ms)
+        let run = SimBotRun(options: options, settings: MatchSettings(speed: 9, colors: 4, gamesPerMatch: 3))
+        run.net.faultsEnabled = true
+        run.net.run(until: NetTime(nanoseconds: 20 * seconds))
+        var failures: [String] = []
+        if !run.net.runUntilConverged(timeoutNanoseconds: 30 * seconds) { failures.append("the network did not converge") }
+        run.net.run(forNanoseconds: 5 * seconds)
+        if !run.desyncs.isEmpty { failures.append("\(run.desyncs.count) desyncs, first \(run.desyncs[0])") }
+        for app in run.liveApps {
+            if !app.peer.isSynced { failures.append("\(app.peer.config.id.hex) is not synced") }
+            if let since = app.peer.owner?.waitingSince, run.net.now.nanoseconds(since: since) > SimRoundTests.boundNanoseconds {
+                failures.append("\(app.peer.config.id.hex) waits for a pair since \(since.nanoseconds / ms) ms")
+            }
+        }
+        failures += SimChecker.violations(run.net).prefix(3)
+        return failures.map { "\(options) lives=\(run.lives.count)\n  \($0)" }
+    }
+
+    @Test("bot matches under random partitions, crashes and restarts: no desync; once faults stop every peer is synced and no player waits for an egg",
+          arguments: 0..<2)
+    func randomFaults(chunk: Int) {
+        let n = simSeedsPerChunk(6)
+        for seed in (1 + n * UInt64(chunk))...(n + n * UInt64(chunk)) {
+            let failures = Self.runFaults(seed: seed)
+            #expect(failures.isEmpty, "reproduce with SimFaultTests.runFaults(seed: \(seed)):\n\(failures.prefix(5).joined(separator: "\n"))")
+            if !failures.isEmpty { break }
+        }
+    }
+}
