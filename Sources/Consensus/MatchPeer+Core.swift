@@ -149,6 +149,12 @@ public struct MatchPeer: Sendable {
                 isSynced = true
                 syncedMembers = Set(newView.members)
                 emit(.synced(fromSnapshot: false))
+                // A peer new in this view takes this one (not new here) for a synced member and
+                // waits for a snapshot: send one, of the empty lobby (a snapshot sender that died
+                // before its snapshot arrived left nobody with state).
+                if !newView.joined.isEmpty, !newView.joined.contains(config.id) {
+                    send(.snapshot(makeSnapshot(viewID: newView.id)))
+                }
                 send(.hello(Hello(name: config.name, role: config.role)))
                 voteAhead()
                 if let vote = myStart[matchRound] {
@@ -182,6 +188,7 @@ public struct MatchPeer: Sendable {
         futureItems = futureItems.filter { members.contains($0.key) }
         futureGameOver = futureGameOver.filter { members.contains($0.key) }
         processDecisions()
+        flagGarbageOverdraws()
         guard reset else { return }
         for key in startVotes.keys.sorted() { startVotes[key]!.install(members: members, reset: true) }
         for game in rounds.keys.sorted() { _ = rounds[game]!.install(members: members, resetPending: true) }
@@ -373,6 +380,13 @@ public struct MatchPeer: Sendable {
             return
         }
         if let m = match, m.game == game {
+            // A player that left the view during this game is out of it for good. Its stream was
+            // cut at the departure; what it sends after coming back (a healed partition delivers
+            // the sends it queued while blocked) does not continue the cut stream.
+            guard !m.out.contains(from) else {
+                stats.ignoredMessages += 1
+                return
+            }
             guard m.mirrored, match!.mirrors[from] != nil else {
                 guard m.players.contains(from) else { stats.ignoredMessages += 1; return }
                 // Not mirrored (joined mid-game): count spawns only, to vote far enough ahead.

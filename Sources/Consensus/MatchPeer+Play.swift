@@ -63,6 +63,9 @@ extension MatchPeer {
             m.mirrors[player] = mirror
         }
         futureItems = [:]
+        // Players outside the view when the game begins (behind a partition, crashed and not yet
+        // excluded from the match) are out of it: coming back mid-game, they do not mirror it.
+        m.out = Set(m.players.filter { !members.contains($0) })
         m.gameOver = OneShotVote()
         m.myGameOverVote = nil
         for (peer, winner) in futureGameOver.sorted(by: { $0.key < $1.key }) {
@@ -179,6 +182,31 @@ extension MatchPeer {
         } else {
             stats.desyncs += 1
             emit(.desync(Desync(player: player, game: game, pairs: pairs, ownerHash: hash, mirrorHash: mirrorHash)))
+        }
+    }
+
+    /// Raises a desync for every present player whose mirror is stalled on a `landGarbage` beyond
+    /// the garbage credited to it, right after a view change. Why that is conclusive: the owner
+    /// landed only garbage credited by spawns it had applied, i.e. delivered; view synchrony
+    /// gives every continuing member the same messages of the old view, and the rounds those
+    /// spawns needed were decided from the same votes; so by the installation of the next view
+    /// every such spawn was applied here too. (Departed players are skipped: a message only they
+    /// had delivered may be lost with its crashed sender.) Between view changes a stall may be
+    /// a message still in flight, so it only waits.
+    mutating func flagGarbageOverdraws() {
+        guard let m = match, m.mirrored, let view else { return }
+        for player in m.players where view.contains(player) && !m.out.contains(player) {
+            guard let mirror = m.mirrors[player], !mirror.overdrawReported, mirror.queueHead < mirror.queue.count,
+                  case .input(.landGarbage(let count)) = mirror.queue[mirror.queueHead],
+                  mirror.garbageLanded + count > mirror.garbageReceived
+            else { continue }
+            match!.mirrors[player]!.overdrawReported = true
+            stats.desyncs += 1
+            stats.garbageOverdraws += 1
+            var desync = Desync(player: player, game: m.game, pairs: UInt32(mirror.grid.pairsSpawned), ownerHash: 0,
+                                mirrorHash: mirror.grid.stableHash)
+            desync.garbageOverdraw = mirror.garbageLanded + count - mirror.garbageReceived
+            emit(.desync(desync))
         }
     }
 

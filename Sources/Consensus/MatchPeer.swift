@@ -36,7 +36,9 @@
 ///   Garbage a spawn sends is credited to every other player; a `landGarbage(n)` waits until at
 ///   least that much was credited (it cannot outrun the sends the owner saw). Owners publish a
 ///   checkpoint after each pair settles; mirrors compare at the same stream position and raise
-///   ``MatchEvent/desync(_:)`` on mismatch.
+///   ``MatchEvent/desync(_:)`` on mismatch. A `landGarbage` that still overdraws once a view
+///   change has delivered every message of the old view is raised as a desync too (see
+///   `flagGarbageOverdraws`).
 ///
 /// ## Late joiners
 /// A peer listed in `view.joined` (or whose first view lists only joiners) has no history. At such
@@ -47,8 +49,9 @@
 /// buffer. If every member of a view is new, all of them start from the empty lobby.
 /// A joiner mid-game does not mirror the game in progress (it shows "in progress" and votes
 /// "no winner observed" in its game-over round); it mirrors every following game.
-/// Known gap: if the snapshot sender fails before delivering it *and* the next view also adds a
-/// peer, the newest joiner may take an unsynced earlier joiner for a synced one and wait.
+/// If the snapshot sender fails before delivering it and no member with state is left, the
+/// earlier joiners start from the empty lobby; a peer new in that view takes them for synced
+/// members and waits for a snapshot, so they send one (of the empty lobby) too.
 
 import EggGame
 import PeerNet
@@ -80,9 +83,15 @@ public struct Desync: Hashable, Sendable, CustomStringConvertible {
     public var pairs: UInt32
     public var ownerHash: UInt64
     public var mirrorHash: UInt64
+    /// Not a checkpoint mismatch but a `landGarbage` beyond the garbage credited to the player:
+    /// how many eggs too many (0 for a checkpoint mismatch; `ownerHash` is then 0).
+    public var garbageOverdraw = 0
 
     public var description: String {
-        "desync: player \(player.hex) game \(game) pair \(pairs): owner \(hex16(ownerHash)) mirror \(hex16(mirrorHash))"
+        if garbageOverdraw > 0 {
+            return "desync: player \(player.hex) game \(game) pair \(pairs): lands \(garbageOverdraw) garbage eggs never sent to it"
+        }
+        return "desync: player \(player.hex) game \(game) pair \(pairs): owner \(hex16(ownerHash)) mirror \(hex16(mirrorHash))"
     }
 }
 
@@ -115,6 +124,8 @@ public struct MatchStats: Hashable, Sendable {
     public var eventsDropped = 0
     public var maxEggWaitNanoseconds: UInt64 = 0
     public var garbageOverdrawStalls = 0
+    /// Garbage overdraws raised as desyncs (counted in `desyncs` too).
+    public var garbageOverdraws = 0
 }
 
 /// A start vote's value.
@@ -140,6 +151,8 @@ public struct Mirror: Sendable {
     /// Items of the owner's stream (spawns, moves, garbage landings) applied so far this game:
     /// the mirror has caught up with the owner's `inputsMade` of the same count.
     public internal(set) var inputsApplied = 0
+    /// A garbage overdraw of this mirror was reported (once).
+    var overdrawReported = false
     public var isToppedOut: Bool { grid.state == .toppedOut }
 
     static let queueMax = 1 << 16

@@ -98,6 +98,90 @@ struct MatchTests {
         #expect(h.checkDecisionsAgree() == nil)
     }
 
+    @Test("a player outside the view when a game begins is out of it; coming back mid-game it does not hold the game up")
+    func absentAtGameStartIsOut() {
+        let h = VSHarness(seed: 9)
+        let ids = startRoom(h, count: 4, settings: MatchSettings(speed: 9, colors: 4, gamesPerMatch: 3))
+        for _ in 0..<120 { h.tick(deliveries: 40) }
+        let away = [ids[0], ids[1]], stay = [ids[2], ids[3]]
+        h.installView(members: stay, crashed: Set(away))
+        func gameOvers(_ id: PeerID, _ game: UInt32) -> Int {
+            (h.events[id] ?? []).filter { if case .gameOver(let g, _) = $0 { g == game } else { false } }.count
+        }
+        var ticks = 0
+        while stay.contains(where: { gameOvers($0, 0) == 0 }) && ticks < 40_000 { h.tick(deliveries: 40); ticks += 1 }
+        for id in stay { #expect(h.peers[id]!.match?.game == 1 && h.peers[id]!.match?.out == Set(away)) }
+        h.installView(members: ids, joining: away)
+        ticks = 0
+        while ids.contains(where: { gameOvers($0, 1) == 0 }) && ticks < 40_000 { h.tick(deliveries: 40); ticks += 1 }
+        #expect(ids.allSatisfy { gameOvers($0, 1) == 1 }, "game 1 did not end everywhere after \(ticks) ticks")
+        #expect(desyncs(h).isEmpty)
+        #expect(h.checkDecisionsAgree() == nil)
+    }
+
+    @Test("what a player that left mid-game sends for that game after coming back is ignored, not mirrored")
+    func outPlayersStreamIgnored() {
+        let h = VSHarness(seed: 11)
+        let ids = startRoom(h, count: 3, settings: MatchSettings(speed: 9, colors: 4, gamesPerMatch: 3))
+        for _ in 0..<300 { h.tick(deliveries: 30) }
+        let victim = ids[0]
+        h.installView(members: Array(ids.dropFirst()), crashed: [victim])
+        h.installView(members: ids, joining: [victim])
+        let game = h.peers[ids[1]]!.match!.game
+        // The sends it queued while cut off (a healed partition) continue a stream that was cut.
+        let stale = [MatchMessage.inputs(game: game, items: [.move(.left), .move(.down)]),
+                     .checkpoint(game: game, pairs: 999, hash: 0xDEAD)]
+        for id in ids.dropFirst() {
+            let before = h.peers[id]!.match!.mirrors[victim]!.grid
+            for message in stale { h.handle(id, .delivered(Delivery(from: victim, seq: 0, payload: message.encoded()))) }
+            #expect(h.peers[id]!.match!.mirrors[victim]!.grid.stableHash == before.stableHash)
+        }
+        #expect(desyncs(h).isEmpty)
+    }
+
+    @Test("a joiner whose snapshot sender died, and a second joiner in the next view, both sync and can start a match")
+    func snapshotSenderDiesBeforeSecondJoin() {
+        let h = VSHarness(seed: 5)
+        let (s, j1, j2) = (PeerID(3), PeerID(1), PeerID(2))
+        h.peers[s] = h.makePeer(s)
+        h.installView(members: [s], joining: [s])
+        h.installView(members: [s, j1], joining: [j1])
+        // The only old member dies before its snapshot reaches j1; the next view adds j2.
+        h.queues[j1]![s] = []
+        h.installView(members: [j1, j2], joining: [j2], crashed: [s])
+        h.deliverAll(to: [j1, j2])
+        #expect(h.peers[j1]!.isSynced && h.peers[j2]!.isSynced)
+        for id in [j1, j2] {
+            h.peers[id]!.setReady(settings: MatchSettings(speed: 9, colors: 4, gamesPerMatch: 1), wantsToPlay: true)
+            h.drainOutputs(id)
+        }
+        h.deliverAll(to: [j1, j2])
+        #expect(h.peers[j1]!.match?.players == [j1, j2] && h.peers[j2]!.match?.players == [j1, j2])
+    }
+
+    @Test("a garbage landing beyond what was sent stalls the mirrors, and the next view change raises it as a desync")
+    func garbageOverdrawFlagged() {
+        let h = VSHarness(seed: 13)
+        let ids = startRoom(h, count: 3, settings: MatchSettings(speed: 9, colors: 4, gamesPerMatch: 3))
+        for _ in 0..<60 { h.tick(deliveries: 30) }
+        let cheat = ids[0]
+        let game = h.peers[cheat]!.match!.game
+        let received = h.peers[ids[1]]!.match!.mirrors[cheat]!.garbageReceived
+        // The owner's stream claims more garbage than anybody sent it.
+        h.peers[cheat]!.send(.inputs(game: game, items: [.landGarbage(received + 5)]))
+        h.drainOutputs(cheat)
+        h.deliverAll(to: ids)
+        for _ in 0..<30 { h.tick(deliveries: 30) }
+        #expect(desyncs(h).isEmpty, "a stall alone may be a message in flight")
+        #expect(ids.allSatisfy { h.peers[$0]!.stats.garbageOverdrawStalls > 0 })
+        h.installView(members: Array(ids.dropLast()), crashed: [ids[2]])
+        let flagged = desyncs(h)
+        #expect(flagged.count == 2 && flagged.allSatisfy { $0.contains("lands 5 garbage eggs never sent") }, "\(flagged)")
+        #expect(h.peers[ids[1]]!.stats.garbageOverdraws == 1 && h.peers[ids[1]]!.stats.desyncs == 1)
+        for _ in 0..<30 { h.tick(deliveries: 30) }
+        #expect(desyncs(h).count == 2, "raised once per mirror")
+    }
+
     @Test("voting under random interleavings, duplicates, crashes (incl. the highest ID) and joins: every peer decides the same values")
     func votingFaults() {
         var snapshotsAdopted = 0, crashes = 0, gamesOver = 0

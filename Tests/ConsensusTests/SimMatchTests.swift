@@ -11,6 +11,12 @@ final class BotApp: SimApplication {
     var nextTick: NetTime
     var events: [MatchEvent] = []
     var sendFailures = 0
+    /// Optional round-latency probe shared by every life of a run (see `RoundProbe`).
+    var probe: RoundProbe?
+    /// Per game: the frontier this life has already reported to the probe.
+    var probedUpTo: [UInt32: UInt32] = [:]
+    /// When this life booted.
+    let bornAt: NetTime
     static let tickNanoseconds: UInt64 = 16_666_667
 
     init(id: PeerID, incarnation: UInt64, settings: MatchSettings, now: NetTime = .zero) {
@@ -19,6 +25,7 @@ final class BotApp: SimApplication {
         peer.setReady(settings: settings, wantsToPlay: true)
         bot = BotPlayer(level: .medium, seed: id.raw)
         nextTick = now.adding(nanoseconds: BotApp.tickNanoseconds)
+        bornAt = now
     }
 
     func handle(event: PeerNetEvent, core: ReliableMulticast, now: NetTime) {
@@ -40,9 +47,11 @@ final class BotApp: SimApplication {
 
     private func flush(_ core: ReliableMulticast, _ now: NetTime) {
         while let payload = peer.pollSend() {
+            probe?.sent(payload, now: now)
             do { _ = try core.send(payload, now: now) } catch { sendFailures += 1 }
         }
         while let event = peer.pollEvent() { events.append(event) }
+        probe?.observe(self, now: now)
     }
 
     var matchWinner: PeerID?? {
