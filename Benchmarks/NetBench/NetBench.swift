@@ -34,7 +34,7 @@ struct TimerOptions: ParsableArguments {
     var repairDelayMs: Double?
     @Option(help: "Heartbeat interval, in ms (PeerNet default 250).")
     var heartbeatMs: Double?
-    @Option(help: "Send window (own unstable messages), PeerNet default 256.")
+    @Option(help: "Send window (own unstable messages), PeerNet default 1024.")
     var window: Int?
 
     func apply(to config: inout PeerNetConfig) {

@@ -53,7 +53,7 @@ public struct PeerNetConfig: Sendable, Hashable {
         stabilityReportDelayNanoseconds: UInt64 = 20_000_000,
         flushRetransmitNanoseconds: UInt64 = 150_000_000,
         flushTimeoutNanoseconds: UInt64 = 2_000_000_000,
-        windowSizeMax: Int = 256,
+        windowSizeMax: Int = 1024,
         datagramBytesMax: Int = 1200,
         randomSeed: UInt64? = nil
     ) {

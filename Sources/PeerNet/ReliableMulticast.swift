@@ -416,18 +416,31 @@ public final class ReliableMulticast {
             return datagram
         }
         guard !outRepairs.isEmpty || !outData.isEmpty else { return nil }
-        var items: [DataItem] = []
-        var bytes = Wire.headerBytes + Wire.dataPrefixBytes + Wire.trailerBytesMax
-        while items.count < Wire.itemsPerDatagramMax {
-            guard let next = outRepairs.first ?? outData.first, bytes + next.encodedBytes <= config.datagramBytesMax
+        // Encoded in place: items go from the queues straight into the datagram's bytes.
+        packetNumber += 1
+        let envelope = Envelope(
+            version: Wire.version, kind: FrameKind.data.rawValue, room: roomHash,
+            sender: me.id, incarnation: me.incarnation, packetNumber: packetNumber)
+        var w = ByteWriter(capacity: config.datagramBytesMax)
+        Wire.encodeHeader(kind: .data, envelope: envelope, auth: auth, into: &w)
+        let countOffset = w.bytes.count
+        w.u8(0)
+        var count = 0
+        let limit = config.datagramBytesMax - Wire.trailerBytesMax
+        while count < Wire.itemsPerDatagramMax {
+            let fromRepairs = !outRepairs.isEmpty
+            guard let next = fromRepairs ? outRepairs.first : outData.first,
+                  w.bytes.count + next.encodedBytes <= limit
             else { break }
-            if outRepairs.isEmpty { outData.removeFirst() } else { outRepairs.removeFirst() }
-            bytes += next.encodedBytes
-            items.append(next)
+            if fromRepairs { outRepairs.removeFirst() } else { outData.removeFirst() }
+            Wire.encodeItem(next, into: &w)
+            count += 1
         }
-        precondition(!items.isEmpty, "a single item always fits a datagram")
+        precondition(count > 0, "a single item always fits a datagram")
+        w.bytes[countOffset] = UInt8(count)
+        auth.appendTrailer(to: &w.bytes)
         stats.datagramsSent += 1
-        return encode(.data(items))
+        return w.bytes
     }
 
     /// When `handleTimeout` should be called next; `nil` after `leave`.

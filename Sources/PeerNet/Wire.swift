@@ -260,18 +260,29 @@ enum DecodeOutcome {
 extension Wire {
     static func encode(_ frame: Frame, envelope: Envelope, auth: Authenticator) -> [UInt8] {
         var w = ByteWriter(capacity: frame.encodedBytesEstimate)
+        encodeHeader(kind: frame.kind, envelope: envelope, auth: auth, into: &w)
+        encodeBody(frame, into: &w)
+        auth.appendTrailer(to: &w.bytes)
+        return w.bytes
+    }
+
+    /// Appends the 38-byte envelope.
+    static func encodeHeader(kind: FrameKind, envelope: Envelope, auth: Authenticator, into w: inout ByteWriter) {
         w.u8(magic.0)
         w.u8(magic.1)
         w.u16(envelope.version)
         w.u8(auth.flags)
-        w.u8(frame.kind.rawValue)
+        w.u8(kind.rawValue)
         w.u64(envelope.room)
         w.u64(envelope.sender.raw)
         w.u64(envelope.incarnation)
         w.u64(envelope.packetNumber)
-        encodeBody(frame, into: &w)
-        auth.appendTrailer(to: &w.bytes)
-        return w.bytes
+    }
+
+    /// Appends one data item (the body of a data frame is a count byte, then items).
+    static func encodeItem(_ item: DataItem, into w: inout ByteWriter) {
+        w.u64(item.origin.id.raw); w.u64(item.origin.incarnation); w.u64(item.viewID); w.u64(item.seq)
+        w.u16(UInt16(item.payload.count)); w.bytes += item.payload
     }
 
     static func encodeBody(_ frame: Frame) -> [UInt8] {
@@ -289,10 +300,7 @@ extension Wire {
             for (peer, seq) in delivered { w.u64(peer.raw); w.u64(seq) }
         case let .data(items):
             w.count(items.count)
-            for item in items {
-                w.u64(item.origin.id.raw); w.u64(item.origin.incarnation); w.u64(item.viewID); w.u64(item.seq)
-                w.u16(UInt16(item.payload.count)); w.bytes += item.payload
-            }
+            for item in items { encodeItem(item, into: &w) }
         case let .nack(origin, ranges):
             w.u64(origin.id.raw); w.u64(origin.incarnation)
             w.count(ranges.count)
