@@ -454,19 +454,44 @@ extension Wire {
     }
 }
 
-/// CRC-32 (IEEE 802.3, reflected, polynomial 0xEDB88320).
+/// CRC-32 (IEEE 802.3, reflected, polynomial 0xEDB88320), slicing by 8 bytes.
 enum CRC32 {
-    static let table: [UInt32] = (0..<256).map { n -> UInt32 in
-        var c = UInt32(n)
-        for _ in 0..<8 { c = c & 1 != 0 ? 0xEDB8_8320 ^ (c >> 1) : c >> 1 }
-        return c
-    }
+    /// Eight tables of 256 entries, one after another: table k advances a byte by k more bytes.
+    static let tables: [UInt32] = {
+        var t = [UInt32](repeating: 0, count: 8 * 256)
+        for n in 0..<256 {
+            var c = UInt32(n)
+            for _ in 0..<8 { c = c & 1 != 0 ? 0xEDB8_8320 ^ (c >> 1) : c >> 1 }
+            t[n] = c
+        }
+        for k in 1..<8 {
+            for n in 0..<256 {
+                let previous = t[(k - 1) * 256 + n]
+                t[k * 256 + n] = (previous >> 8) ^ t[Int(previous & 0xFF)]
+            }
+        }
+        return t
+    }()
 
     static func checksum(_ bytes: ArraySlice<UInt8>) -> UInt32 {
         var crc: UInt32 = 0xFFFF_FFFF
-        table.withUnsafeBufferPointer { t in
-            bytes.withUnsafeBufferPointer { b in
-                for byte in b { crc = t[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
+        tables.withUnsafeBufferPointer { t in
+            bytes.withUnsafeBytes { raw in
+                var i = 0
+                let count = raw.count
+                while i + 8 <= count {
+                    let one = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: i, as: UInt32.self)) ^ crc
+                    let two = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: i + 4, as: UInt32.self))
+                    crc = t[7 * 256 + Int(one & 0xFF)] ^ t[6 * 256 + Int((one >> 8) & 0xFF)]
+                        ^ t[5 * 256 + Int((one >> 16) & 0xFF)] ^ t[4 * 256 + Int(one >> 24)]
+                        ^ t[3 * 256 + Int(two & 0xFF)] ^ t[2 * 256 + Int((two >> 8) & 0xFF)]
+                        ^ t[256 + Int((two >> 16) & 0xFF)] ^ t[Int(two >> 24)]
+                    i += 8
+                }
+                while i < count {
+                    crc = t[Int((crc ^ UInt32(raw[i])) & 0xFF)] ^ (crc >> 8)
+                    i += 1
+                }
             }
         }
         return crc ^ 0xFFFF_FFFF

@@ -57,11 +57,28 @@ public final class MulticastSocket: @unchecked Sendable {
         self.groupAddress = groupAddress
     }
 
+    /// Datagrams read per socket read (recvmmsg) and reads per readiness event.
+    public static let vectorReadCount = 32
+    public static let readsPerWakeup: UInt = 4
+    /// Bytes of receive buffer per datagram of a vector read (a larger datagram is truncated,
+    /// then dropped by the core as malformed: no PeerNet datagram comes near it).
+    static let readSlotBytes = 2048
+
     /// Opens the socket on `group` and calls `onDatagram` on the event loop for every datagram.
     public static func open(
         options: MulticastOptions,
         on group: EventLoopGroup,
         onDatagram: @escaping @Sendable ([UInt8]) -> Void
+    ) throws -> MulticastSocket {
+        try open(options: options, on: group, onDatagrams: { batch in for bytes in batch { onDatagram(bytes) } })
+    }
+
+    /// Opens the socket on `group` and calls `onDatagrams` on the event loop with the datagrams
+    /// of each read burst, in arrival order (one call per burst, so a receiver can take its lock once).
+    public static func open(
+        options: MulticastOptions,
+        on group: EventLoopGroup,
+        onDatagrams: @escaping @Sendable ([[UInt8]]) -> Void
     ) throws -> MulticastSocket {
         let groupAddress: SocketAddress
         do {
@@ -79,9 +96,15 @@ public final class MulticastSocket: @unchecked Sendable {
             // kernel drop looks like loss to the protocol: ask for more (the kernel caps it).
             .channelOption(.socketOption(.so_rcvbuf), value: MulticastOptions.receiveBufferBytes)
             .channelOption(.socketOption(.so_sndbuf), value: MulticastOptions.receiveBufferBytes)
+            // recvmmsg: many datagrams per system call under load.
+            // One receive buffer is split evenly among the datagrams of a vector read: size it so
+            // that each slot holds the largest UDP payload the protocol or a stranger may send.
+            .channelOption(.datagramVectorReadMessageCount, value: vectorReadCount)
+            .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: vectorReadCount * readSlotBytes))
+            .channelOption(.maxMessagesPerRead, value: readsPerWakeup)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(DatagramReader(onDatagram: onDatagram))
+                    try channel.pipeline.syncOperations.addHandler(DatagramReader(onDatagrams: onDatagrams))
                 }
             }
         let channel: Channel
@@ -101,11 +124,29 @@ public final class MulticastSocket: @unchecked Sendable {
 
     /// Multicasts one datagram to the group. Failures are counted as lost packets.
     public func send(_ bytes: [UInt8]) {
-        let buffer = channel.allocator.buffer(bytes: bytes)
-        let envelope = AddressedEnvelope(remoteAddress: groupAddress, data: buffer)
-        channel.writeAndFlush(envelope).whenFailure { _ in
-            self.sendFailures.add(1, ordering: .relaxed)
+        send([bytes])
+    }
+
+    /// Multicasts datagrams to the group, in order, with one flush (sendmmsg) and, off the
+    /// event loop, one hop to it. Failures are counted as lost packets.
+    public func send(_ batch: [[UInt8]]) {
+        guard !batch.isEmpty else { return }
+        if channel.eventLoop.inEventLoop {
+            writeOnLoop(batch)
+        } else {
+            channel.eventLoop.execute { self.writeOnLoop(batch) }
         }
+    }
+
+    private func writeOnLoop(_ batch: [[UInt8]]) {
+        for bytes in batch {
+            let buffer = channel.allocator.buffer(bytes: bytes)
+            let envelope = AddressedEnvelope(remoteAddress: groupAddress, data: buffer)
+            channel.write(envelope).whenFailure { _ in
+                self.sendFailures.add(1, ordering: .relaxed)
+            }
+        }
+        channel.flush()
     }
 
     /// Closes the socket; waits until it is closed.
@@ -143,19 +184,27 @@ public final class MulticastSocket: @unchecked Sendable {
     }
 }
 
-/// Hands every received datagram's bytes to a closure.
-private final class DatagramReader: ChannelInboundHandler, Sendable {
+/// Hands the received datagrams' bytes to a closure, one call per read burst.
+private final class DatagramReader: ChannelInboundHandler, @unchecked Sendable {  // used on its event loop only
     typealias InboundIn = AddressedEnvelope<ByteBuffer>
 
-    private let onDatagram: @Sendable ([UInt8]) -> Void
+    private let onDatagrams: @Sendable ([[UInt8]]) -> Void
+    private var pending: [[UInt8]] = []
 
-    init(onDatagram: @escaping @Sendable ([UInt8]) -> Void) {
-        self.onDatagram = onDatagram
+    init(onDatagrams: @escaping @Sendable ([[UInt8]]) -> Void) {
+        self.onDatagrams = onDatagrams
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let envelope = Self.unwrapInboundIn(data)
-        onDatagram(Array(envelope.data.readableBytesView))
+        pending.append(Array(envelope.data.readableBytesView))
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        guard !pending.isEmpty else { return }
+        let batch = pending
+        pending.removeAll(keepingCapacity: true)
+        onDatagrams(batch)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
