@@ -640,7 +640,7 @@ public final class ReliableMulticast {
         case .blocked: 3
         case .left: 4
         }
-        emit(.heartbeat(status: statusCode, viewID: hasView ? viewID : 0, viewKey: hasView ? viewKey : 0, sentSeq: transmittedSeq, delivered: delivered))
+        emit(.heartbeat(status: statusCode, viewID: hasView ? viewID : 0, viewKey: hasView ? viewKey : 0, sentSeq: wireSeq, delivered: delivered))
         rememberSent(now: now)
         // With every heartbeat, a report: it echoes the members' last packets (their RTT).
         if hasView, members.count > 1 { emitReport(now: now) }
@@ -689,7 +689,7 @@ public final class ReliableMulticast {
         }
         stats.reportsSent += 1
         stats.heartbeatsSent += 1
-        emit(.report(viewID: viewID, viewKey: viewKey, sentSeq: transmittedSeq, entries: entries))
+        emit(.report(viewID: viewID, viewKey: viewKey, sentSeq: wireSeq, entries: entries))
         rememberSent(now: now)
     }
 
@@ -721,6 +721,12 @@ public final class ReliableMulticast {
         guard status == .member else { return }
         while let pending = pendingSends.popFirst() { transmitOwn(seq: pending.seq, payload: pending.payload) }
     }
+
+    /// The highest own seq already encoded into a datagram. Heartbeats and reports announce
+    /// this one, not `transmittedSeq`: control goes out before queued data, and a status that
+    /// ran ahead of its data would make every receiver see a gap that is only in flight.
+    /// (`outData` holds exactly the own seqs after it, in order.)
+    var wireSeq: UInt64 { transmittedSeq - UInt64(outData.count) }
 
     func transmitOwn(seq: UInt64, payload: [UInt8]) {
         precondition(seq == transmittedSeq + 1, "own messages go out in seq order")

@@ -47,6 +47,8 @@ public final class MulticastSocket: @unchecked Sendable {
     public let channel: Channel
     private let groupAddress: SocketAddress
     private let sendFailures = Atomic<UInt64>(0)
+    /// Datagrams waiting for the event loop to write them, in send order.
+    private let outbox = Mutex<(queue: [[UInt8]], drainScheduled: Bool)>(([], false))
 
     /// Datagrams the kernel refused to send (counted as lost).
     public var sendFailureCount: UInt64 { sendFailures.load(ordering: .relaxed) }
@@ -127,18 +129,33 @@ public final class MulticastSocket: @unchecked Sendable {
         send([bytes])
     }
 
-    /// Multicasts datagrams to the group, in order, with one flush (sendmmsg) and, off the
-    /// event loop, one hop to it. Failures are counted as lost packets.
+    /// Multicasts datagrams to the group with one flush (sendmmsg) and, off the event loop, at
+    /// most one hop to it. Order is kept across threads: every call appends to one outbox, and
+    /// the event loop writes it out front to back (a direct write on the loop could otherwise
+    /// overtake datagrams queued earlier by another thread). Failures are counted as lost packets.
     public func send(_ batch: [[UInt8]]) {
         guard !batch.isEmpty else { return }
-        if channel.eventLoop.inEventLoop {
-            writeOnLoop(batch)
-        } else {
-            channel.eventLoop.execute { self.writeOnLoop(batch) }
+        let inLoop = channel.eventLoop.inEventLoop
+        let schedule = outbox.withLock { box -> Bool in
+            box.queue.append(contentsOf: batch)
+            guard !inLoop, !box.drainScheduled else { return false }
+            box.drainScheduled = true
+            return true
+        }
+        if inLoop {
+            drainOutbox()
+        } else if schedule {
+            channel.eventLoop.execute { self.drainOutbox() }
         }
     }
 
-    private func writeOnLoop(_ batch: [[UInt8]]) {
+    private func drainOutbox() {
+        let batch = outbox.withLock { box -> [[UInt8]] in
+            box.drainScheduled = false
+            defer { box.queue.removeAll(keepingCapacity: true) }
+            return box.queue
+        }
+        guard !batch.isEmpty else { return }
         for bytes in batch {
             let buffer = channel.allocator.buffer(bytes: bytes)
             let envelope = AddressedEnvelope(remoteAddress: groupAddress, data: buffer)
