@@ -454,7 +454,7 @@ public final class ReliableMulticast {
         consider(repairAt)
         consider(reportAt)
         consider(flushRetransmitAt)
-        for stream in streams.values { consider(stream.nackAt) }
+        for index in streams.indices { consider(streams.values[index].nackAt) }
         consider(coordinating?.deadline)
         if let p = participation, coordinating == nil {
             consider(p.lastProgress.adding(nanoseconds: 2 * config.flushTimeoutNanoseconds))
@@ -661,13 +661,14 @@ public final class ReliableMulticast {
         guard status == .member, members.count > 1 else { return }
         let step = UInt64(max(1, config.windowSizeMax / 8))
         for m in members {
-            guard let s = streams[m.id] else { continue }
-            if s.delivered >= s.reportedDelivered + step { return emitReport(now: now) }
+            guard let index = streams.index(forKey: m.id) else { continue }
+            if streams.values[index].delivered >= streams.values[index].reportedDelivered + step { return emitReport(now: now) }
         }
         // Re-armed by every send: a steady sender's next message reveals gaps; the probe
         // fires only once the sender went quiet.
-        if let own = streams[me.id], own.delivered > max(own.reportedDelivered, probeArmedSeq) {
-            probeArmedSeq = own.delivered
+        if let index = streams.index(forKey: me.id),
+           streams.values[index].delivered > max(streams.values[index].reportedDelivered, probeArmedSeq) {
+            probeArmedSeq = streams.values[index].delivered
             reportAt = now.adding(nanoseconds: config.stabilityReportDelayNanoseconds)
         }
     }
@@ -739,46 +740,45 @@ public final class ReliableMulticast {
 
     private func receiveItem(_ item: DataItem) {
         stats.messagesReceived += 1
-        let key = SeqKey(origin: item.origin.id, seq: item.seq)
         if item.origin == me {
             stats.messagesDuplicate += 1
-            repairPending.remove(key)
+            if !repairPending.isEmpty { repairPending.remove(SeqKey(origin: item.origin.id, seq: item.seq)) }
             return
         }
-        let id = item.origin.id
-        guard streams[id]?.member == item.origin else {
+        // The stream is found once; every later access goes through its index, in place
+        // (no more hashing, and no copy of the stream alive to duplicate its buffers).
+        guard let index = streams.index(forKey: item.origin.id), streams.values[index].member == item.origin else {
             stats.messagesDiscarded += 1
             return
         }
-        let delivered = streams[id]!.delivered
-        if item.seq <= delivered || streams[id]!.messages[item.seq] != nil {
+        let delivered = streams.values[index].delivered
+        if item.seq <= delivered || streams.values[index].messages[item.seq] != nil {
             stats.messagesDuplicate += 1
-            repairPending.remove(key)
+            if !repairPending.isEmpty { repairPending.remove(SeqKey(origin: item.origin.id, seq: item.seq)) }
             return
         }
         guard item.seq <= delivered + 2 * UInt64(config.windowSizeMax) else {
             stats.messagesDiscarded += 1
             return
         }
-        repairPending.remove(key)
-        evictIfFull(id)
-        // In place, with no copy of the stream alive: a copy would duplicate its message buffer.
-        streams[id]!.messages[item.seq] = item
-        if item.seq <= streams[id]!.scannedUpTo { streams[id]!.gaps[item.seq] = nil }
-        streams[id]!.highestKnown = max(streams[id]!.highestKnown, item.seq)
+        if !repairPending.isEmpty { repairPending.remove(SeqKey(origin: item.origin.id, seq: item.seq)) }
+        evictIfFull(index)
+        streams.values[index].messages[item.seq] = item
+        if item.seq <= streams.values[index].scannedUpTo { streams.values[index].gaps[item.seq] = nil }
+        if item.seq > streams.values[index].highestKnown { streams.values[index].highestKnown = item.seq }
     }
 
     /// Keeps a stream's buffer bounded even when stability reports lag: frees the oldest
     /// delivered (not yet known stable) messages; this peer then cannot repair them.
-    private func evictIfFull(_ id: PeerID) {
+    private func evictIfFull(_ index: Dictionary<PeerID, Stream>.Index) {
         let cap = 4 * config.windowSizeMax
-        guard streams[id]!.messages.count >= cap else { return }
-        var seq = streams[id]!.stableFloor
-        while streams[id]!.messages.count >= cap, seq < streams[id]!.delivered {
+        guard streams.values[index].messages.count >= cap else { return }
+        var seq = streams.values[index].stableFloor
+        while streams.values[index].messages.count >= cap, seq < streams.values[index].delivered {
             seq += 1
-            if streams[id]!.messages.removeValue(forKey: seq) != nil { stats.messagesDiscarded += 1 }
+            if streams.values[index].messages.removeValue(forKey: seq) != nil { stats.messagesDiscarded += 1 }
         }
-        streams[id]!.stableFloor = seq
+        streams.values[index].stableFloor = seq
     }
 
     /// Delivers, in sender-ID order, every message next in its stream and tagged with a view
@@ -786,9 +786,11 @@ public final class ReliableMulticast {
     func deliverReady() {
         guard status == .member else { return }
         for m in members {  // sorted by ID
-            let id = m.id
-            while let item = streams[id]?.messages[streams[id]!.delivered + 1], item.viewID <= viewID {
-                deliver(item)
+            guard let index = streams.index(forKey: m.id) else { continue }
+            while let item = streams.values[index].messages[streams.values[index].delivered + 1], item.viewID <= viewID {
+                streams.values[index].delivered = item.seq
+                stats.messagesDelivered += 1
+                events.append(.delivered(Delivery(from: item.origin.id, seq: item.seq, payload: item.payload)))
             }
         }
     }
@@ -802,14 +804,20 @@ public final class ReliableMulticast {
 
     private func updateStability() {
         guard hasView else { return }
-        for id in streams.keys {
-            var stable = streams[id]!.delivered
+        // By index, not `for id in streams.keys`: a live iterator over the keys would share the
+        // table, and the first removal below would copy every stream's message buffer.
+        var index = streams.startIndex
+        while index != streams.endIndex {
+            let id = streams.keys[index]
+            var stable = streams.values[index].delivered
             for m in members where m != me {
                 stable = min(stable, reports[m.id]?[id] ?? 0)
             }
-            guard stable > streams[id]!.stableFloor else { continue }
-            for seq in (streams[id]!.stableFloor + 1)...stable { streams[id]!.messages[seq] = nil }
-            streams[id]!.stableFloor = stable
+            if stable > streams.values[index].stableFloor {
+                for seq in (streams.values[index].stableFloor + 1)...stable { streams.values[index].messages[seq] = nil }
+                streams.values[index].stableFloor = stable
+            }
+            streams.formIndex(after: &index)
         }
         let floor = streams[me.id]?.stableFloor ?? 0
         if lastSentSeq - floor < UInt64(config.windowSizeMax / 2) { laggingReported.removeAll() }
@@ -829,28 +837,31 @@ public final class ReliableMulticast {
     /// stream's NACK timer a random delay after the first new gap; clears it once all gaps fill.
     private func scheduleNacks(now: NetTime) {
         for m in members where m != me {  // sorted by ID: RNG draws in a fixed order
-            let id = m.id
-            guard let stream = streams[id] else { continue }
-            if stream.contiguous >= stream.highestKnown {
-                if stream.nackAt != nil || !stream.gaps.isEmpty {
-                    streams[id]!.gaps.removeAll()
-                    streams[id]!.nackAt = nil
+            // In place through the index: no copy of the stream (it would duplicate `gaps` on write).
+            guard let index = streams.index(forKey: m.id) else { continue }
+            let highestKnown = streams.values[index].highestKnown
+            if streams.values[index].contiguous >= highestKnown {
+                if streams.values[index].nackAt != nil || !streams.values[index].gaps.isEmpty {
+                    streams.values[index].gaps.removeAll()
+                    streams.values[index].nackAt = nil
                 }
                 continue
             }
-            let scanEnd = min(stream.highestKnown, stream.delivered + 2 * UInt64(config.windowSizeMax))
-            guard scanEnd > stream.scannedUpTo else { continue }
+            let delivered = streams.values[index].delivered
+            let scannedUpTo = streams.values[index].scannedUpTo
+            let scanEnd = min(highestKnown, delivered + 2 * UInt64(config.windowSizeMax))
+            guard scanEnd > scannedUpTo else { continue }
             var due: NetTime?
-            var seq = max(stream.scannedUpTo, stream.delivered) + 1
+            var seq = max(scannedUpTo, delivered) + 1
             while seq <= scanEnd {
-                if streams[id]!.messages[seq] == nil {
+                if streams.values[index].messages[seq] == nil {
                     if due == nil { due = now.adding(nanoseconds: rng.next(upTo: config.nackDelayMaxNanoseconds)) }
-                    streams[id]!.gaps[seq] = due!
+                    streams.values[index].gaps[seq] = due!
                 }
                 seq += 1
             }
-            streams[id]!.scannedUpTo = scanEnd
-            if let due { streams[id]!.nackAt = min(stream.nackAt ?? due, due) }
+            streams.values[index].scannedUpTo = scanEnd
+            if let due { streams.values[index].nackAt = min(streams.values[index].nackAt ?? due, due) }
         }
     }
 
