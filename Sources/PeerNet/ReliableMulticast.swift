@@ -478,10 +478,14 @@ public final class ReliableMulticast {
         defer { checkInvariants() }
         lastNow = max(lastNow, now)
         stats.datagramsReceived += 1
-        let outcome = Wire.decode(bytes, room: roomHash, auth: auth, datagramBytesMax: config.datagramBytesMax)
+        let outcome = Wire.decode(bytes, room: roomHash, auth: auth, datagramBytesMax: config.datagramBytesMax, ownSender: me.id)
         switch outcome {
         case let .drop(reason):
             countDrop(reason)
+        case let .own(envelope):
+            // Our own echo (or an older incarnation's): counted by `admit`, which never accepts it.
+            let accepted = admit(envelope, now: now)
+            precondition(!accepted, "own datagrams are never admitted")
         case let .frame(envelope, frame):
             guard admit(envelope, now: now) else { return }
             stats.datagramsAccepted += 1

@@ -254,6 +254,8 @@ enum DropReason: Hashable {
 
 enum DecodeOutcome {
     case frame(Envelope, Frame)
+    /// A valid datagram of the sender named in `decode`'s `ownSender`: its body is not parsed.
+    case own(Envelope)
     case drop(DropReason)
 }
 
@@ -335,7 +337,12 @@ extension Wire {
 
     /// Checks size, magic, trailer, version and room, then parses the body.
     /// Never traps: any defect yields `.drop(reason)`.
-    static func decode(_ bytes: [UInt8], room: UInt64, auth: Authenticator, datagramBytesMax: Int) -> DecodeOutcome {
+    /// With `ownSender`, a datagram that passes every envelope check and names that sender
+    /// comes back as `.own` without its body parsed (a peer's own multicast echoes are a quarter
+    /// of what it reads in a group of four, and they are only counted).
+    static func decode(
+        _ bytes: [UInt8], room: UInt64, auth: Authenticator, datagramBytesMax: Int, ownSender: PeerID? = nil
+    ) -> DecodeOutcome {
         guard bytes.count <= datagramBytesMax else { return .drop(.oversized) }
         guard bytes.count >= headerBytes + crcBytes else { return .drop(.truncated) }
         guard bytes[0] == magic.0, bytes[1] == magic.1 else { return .drop(.malformed) }
@@ -354,12 +361,13 @@ extension Wire {
         else { return .drop(.truncated) }
         guard roomHash == room else { return .drop(.foreignRoom) }
         guard version == Wire.version else { return .drop(.wrongVersion(sender: PeerID(sender), version: version)) }
-        guard let kind = FrameKind(rawValue: kindRaw), let frame = decodeBody(kind, &c), c.remaining == 0 else {
-            return .drop(.malformed)
-        }
         let envelope = Envelope(
             version: version, kind: kindRaw, room: roomHash, sender: PeerID(sender),
             incarnation: incarnation, packetNumber: packetNumber)
+        if let ownSender, ownSender.raw == sender { return .own(envelope) }
+        guard let kind = FrameKind(rawValue: kindRaw), let frame = decodeBody(kind, &c), c.remaining == 0 else {
+            return .drop(.malformed)
+        }
         return .frame(envelope, frame)
     }
 
