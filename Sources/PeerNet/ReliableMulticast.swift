@@ -88,8 +88,9 @@ import DequeModule
 /// lives on behind a partition; the two groups merge (as joiners) when it heals.
 /// After `leave`, a peer goes silent at once (it does not linger to repair).
 public final class ReliableMulticast {
-    /// A sender's stream as seen by this peer.
-    struct Stream {
+    /// A sender's stream as seen by this peer. A class: one dictionary lookup yields it for
+    /// reading and writing alike, and no copy of it (and of its buffers) is ever made.
+    final class Stream {
         var member: Member
         /// Highest seq delivered (all before it delivered too).
         var delivered: UInt64
@@ -454,7 +455,7 @@ public final class ReliableMulticast {
         consider(repairAt)
         consider(reportAt)
         consider(flushRetransmitAt)
-        for index in streams.indices { consider(streams.values[index].nackAt) }
+        for stream in streams.values { consider(stream.nackAt) }
         consider(coordinating?.deadline)
         if let p = participation, coordinating == nil {
             consider(p.lastProgress.adding(nanoseconds: 2 * config.flushTimeoutNanoseconds))
@@ -665,14 +666,14 @@ public final class ReliableMulticast {
         guard status == .member, members.count > 1 else { return }
         let step = UInt64(max(1, config.windowSizeMax / 8))
         for m in members {
-            guard let index = streams.index(forKey: m.id) else { continue }
-            if streams.values[index].delivered >= streams.values[index].reportedDelivered + step { return emitReport(now: now) }
+            guard let stream = streams[m.id] else { continue }
+            if stream.delivered >= stream.reportedDelivered + step { return emitReport(now: now) }
         }
         // Re-armed by every send: a steady sender's next message reveals gaps; the probe
         // fires only once the sender went quiet.
-        if let index = streams.index(forKey: me.id),
-           streams.values[index].delivered > max(streams.values[index].reportedDelivered, probeArmedSeq) {
-            probeArmedSeq = streams.values[index].delivered
+        if let stream = streams[me.id],
+           stream.delivered > max(stream.reportedDelivered, probeArmedSeq) {
+            probeArmedSeq = stream.delivered
             reportAt = now.adding(nanoseconds: config.stabilityReportDelayNanoseconds)
         }
     }
@@ -749,14 +750,13 @@ public final class ReliableMulticast {
             if !repairPending.isEmpty { repairPending.remove(SeqKey(origin: item.origin.id, seq: item.seq)) }
             return
         }
-        // The stream is found once; every later access goes through its index, in place
-        // (no more hashing, and no copy of the stream alive to duplicate its buffers).
-        guard let index = streams.index(forKey: item.origin.id), streams.values[index].member == item.origin else {
+        // The stream is looked up once.
+        guard let stream = streams[item.origin.id], stream.member == item.origin else {
             stats.messagesDiscarded += 1
             return
         }
-        let delivered = streams.values[index].delivered
-        if item.seq <= delivered || streams.values[index].messages[item.seq] != nil {
+        let delivered = stream.delivered
+        if item.seq <= delivered || stream.messages[item.seq] != nil {
             stats.messagesDuplicate += 1
             if !repairPending.isEmpty { repairPending.remove(SeqKey(origin: item.origin.id, seq: item.seq)) }
             return
@@ -766,23 +766,23 @@ public final class ReliableMulticast {
             return
         }
         if !repairPending.isEmpty { repairPending.remove(SeqKey(origin: item.origin.id, seq: item.seq)) }
-        evictIfFull(index)
-        streams.values[index].messages[item.seq] = item
-        if item.seq <= streams.values[index].scannedUpTo { streams.values[index].gaps[item.seq] = nil }
-        if item.seq > streams.values[index].highestKnown { streams.values[index].highestKnown = item.seq }
+        evictIfFull(stream)
+        stream.messages[item.seq] = item
+        if item.seq <= stream.scannedUpTo { stream.gaps[item.seq] = nil }
+        if item.seq > stream.highestKnown { stream.highestKnown = item.seq }
     }
 
     /// Keeps a stream's buffer bounded even when stability reports lag: frees the oldest
     /// delivered (not yet known stable) messages; this peer then cannot repair them.
-    private func evictIfFull(_ index: Dictionary<PeerID, Stream>.Index) {
+    private func evictIfFull(_ stream: Stream) {
         let cap = 4 * config.windowSizeMax
-        guard streams.values[index].messages.count >= cap else { return }
-        var seq = streams.values[index].stableFloor
-        while streams.values[index].messages.count >= cap, seq < streams.values[index].delivered {
+        guard stream.messages.count >= cap else { return }
+        var seq = stream.stableFloor
+        while stream.messages.count >= cap, seq < stream.delivered {
             seq += 1
-            if streams.values[index].messages.removeValue(forKey: seq) != nil { stats.messagesDiscarded += 1 }
+            if stream.messages.removeValue(forKey: seq) != nil { stats.messagesDiscarded += 1 }
         }
-        streams.values[index].stableFloor = seq
+        stream.stableFloor = seq
     }
 
     /// Delivers, in sender-ID order, every message next in its stream and tagged with a view
@@ -790,9 +790,9 @@ public final class ReliableMulticast {
     func deliverReady() {
         guard status == .member else { return }
         for m in members {  // sorted by ID
-            guard let index = streams.index(forKey: m.id) else { continue }
-            while let item = streams.values[index].messages[streams.values[index].delivered + 1], item.viewID <= viewID {
-                streams.values[index].delivered = item.seq
+            guard let stream = streams[m.id] else { continue }
+            while let item = stream.messages[stream.delivered + 1], item.viewID <= viewID {
+                stream.delivered = item.seq
                 stats.messagesDelivered += 1
                 events.append(.delivered(Delivery(from: item.origin.id, seq: item.seq, payload: item.payload)))
             }
@@ -808,20 +808,15 @@ public final class ReliableMulticast {
 
     private func updateStability() {
         guard hasView else { return }
-        // By index, not `for id in streams.keys`: a live iterator over the keys would share the
-        // table, and the first removal below would copy every stream's message buffer.
-        var index = streams.startIndex
-        while index != streams.endIndex {
-            let id = streams.keys[index]
-            var stable = streams.values[index].delivered
+        for (id, stream) in streams {
+            var stable = stream.delivered
             for m in members where m != me {
                 stable = min(stable, reports[m.id]?[id] ?? 0)
             }
-            if stable > streams.values[index].stableFloor {
-                for seq in (streams.values[index].stableFloor + 1)...stable { streams.values[index].messages[seq] = nil }
-                streams.values[index].stableFloor = stable
+            if stable > stream.stableFloor {
+                for seq in (stream.stableFloor + 1)...stable { stream.messages[seq] = nil }
+                stream.stableFloor = stable
             }
-            streams.formIndex(after: &index)
         }
         let floor = streams[me.id]?.stableFloor ?? 0
         if lastSentSeq - floor < UInt64(config.windowSizeMax / 2) { laggingReported.removeAll() }
@@ -841,31 +836,30 @@ public final class ReliableMulticast {
     /// stream's NACK timer a random delay after the first new gap; clears it once all gaps fill.
     private func scheduleNacks(now: NetTime) {
         for m in members where m != me {  // sorted by ID: RNG draws in a fixed order
-            // In place through the index: no copy of the stream (it would duplicate `gaps` on write).
-            guard let index = streams.index(forKey: m.id) else { continue }
-            let highestKnown = streams.values[index].highestKnown
-            if streams.values[index].contiguous >= highestKnown {
-                if streams.values[index].nackAt != nil || !streams.values[index].gaps.isEmpty {
-                    streams.values[index].gaps.removeAll()
-                    streams.values[index].nackAt = nil
+            guard let stream = streams[m.id] else { continue }
+            let highestKnown = stream.highestKnown
+            if stream.contiguous >= highestKnown {
+                if stream.nackAt != nil || !stream.gaps.isEmpty {
+                    stream.gaps.removeAll()
+                    stream.nackAt = nil
                 }
                 continue
             }
-            let delivered = streams.values[index].delivered
-            let scannedUpTo = streams.values[index].scannedUpTo
+            let delivered = stream.delivered
+            let scannedUpTo = stream.scannedUpTo
             let scanEnd = min(highestKnown, delivered + 2 * UInt64(config.windowSizeMax))
             guard scanEnd > scannedUpTo else { continue }
             var due: NetTime?
             var seq = max(scannedUpTo, delivered) + 1
             while seq <= scanEnd {
-                if streams.values[index].messages[seq] == nil {
+                if stream.messages[seq] == nil {
                     if due == nil { due = now.adding(nanoseconds: rng.next(upTo: config.nackDelayMaxNanoseconds)) }
-                    streams.values[index].gaps[seq] = due!
+                    stream.gaps[seq] = due!
                 }
                 seq += 1
             }
-            streams.values[index].scannedUpTo = scanEnd
-            if let due { streams.values[index].nackAt = min(streams.values[index].nackAt ?? due, due) }
+            stream.scannedUpTo = scanEnd
+            if let due { stream.nackAt = min(stream.nackAt ?? due, due) }
         }
     }
 
