@@ -26,7 +26,7 @@ public struct PeerNetConfig: Sendable, Hashable {
     public var repairDelayMaxNanoseconds: UInt64
     /// A stability report (with the sent seq) follows this long after the last own send:
     /// receivers notice a lost last message without waiting for a heartbeat.
-    /// (Reports also go out whenever a stream advanced by an eighth of the window.)
+    /// (Reports also go out whenever a stream advanced by a quarter of the window.)
     public var stabilityReportDelayNanoseconds: UInt64
     /// Flush messages (propose, cut, ready) are repeated this often while a view change runs.
     public var flushRetransmitNanoseconds: UInt64

@@ -26,7 +26,7 @@ import DequeModule
 /// ## Stability
 /// Heartbeats and stability reports carry the sender's delivered-up-to vector; a message
 /// delivered by every member is stable and freed. A report goes out when a stream advanced
-/// by an eighth of the window, else `stabilityReportDelay` after the first unreported
+/// by a quarter of the window, else `stabilityReportDelay` after the first unreported
 /// delivery, and with every heartbeat; so windows free continuously under load. Reports
 /// also echo each member's last heartbeat/report packet number and hold time: that gives
 /// the round-trip times of `linkStats`. A sender may have at most
@@ -658,13 +658,13 @@ public final class ReliableMulticast {
 
     // MARK: - Stability reports
 
-    /// Sends a report at once when a stream advanced by an eighth of the window since the last
+    /// Sends a report at once when a stream advanced by a quarter of the window since the last
     /// one (so senders' windows free continuously under load). After own sends, schedules one
     /// `stabilityReportDelay` later: its sent seq lets receivers notice a lost *last* message
     /// without waiting for a heartbeat (a tail-loss probe). Otherwise heartbeats report.
     private func considerReport(now: NetTime) {
         guard status == .member, members.count > 1 else { return }
-        let step = UInt64(max(1, config.windowSizeMax / 8))
+        let step = UInt64(max(1, config.windowSizeMax / 4))
         for m in members {
             guard let stream = streams[m.id] else { continue }
             if stream.delivered >= stream.reportedDelivered + step { return emitReport(now: now) }
