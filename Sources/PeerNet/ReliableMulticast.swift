@@ -713,10 +713,11 @@ public final class ReliableMulticast {
             }
         }
         guard hasView, members.contains(sender), viewID == self.viewID, viewKey == self.viewKey else { return }
-        var report = reports[sender.id] ?? [:]
+        // Taken out while updated: a copy left in `reports` would make every report copy the table.
+        var report = reports.removeValue(forKey: sender.id) ?? [:]
         for e in entries { report[e.peer] = max(report[e.peer] ?? 0, e.delivered) }
         reports[sender.id] = report
-        if let s = streams[sender.id] { streams[sender.id]!.highestKnown = max(s.highestKnown, sentSeq) }
+        if let s = streams[sender.id] { s.highestKnown = max(s.highestKnown, sentSeq) }
     }
 
     // MARK: - Data path
