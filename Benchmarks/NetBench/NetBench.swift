@@ -26,15 +26,15 @@ struct NetBench: ParsableCommand {
 
 /// Protocol timers and limits a run may override (defaults: `PeerNetConfig`'s).
 struct TimerOptions: ParsableArguments {
-    @Option(help: "Upper bound of the random NACK delay, in ms (PeerNet default 20).")
+    @Option(help: "Upper bound of the random NACK delay, in ms (PeerNet default 5).")
     var nackDelayMs: Double?
-    @Option(help: "NACK repeat interval while a gap persists, in ms (PeerNet default 120).")
+    @Option(help: "NACK repeat interval while a gap persists, in ms (PeerNet default 5, plus the origin's RTO).")
     var retransmitMs: Double?
-    @Option(help: "Upper bound of the repair delay of a non-origin member, in ms (PeerNet default 30).")
+    @Option(help: "Upper bound of the repair delay of a non-origin member, in ms (PeerNet default 4).")
     var repairDelayMs: Double?
     @Option(help: "Heartbeat interval, in ms (PeerNet default 250).")
     var heartbeatMs: Double?
-    @Option(help: "Send window (own unstable messages), PeerNet default 256.")
+    @Option(help: "Send window (own unstable messages), PeerNet default 1024.")
     var window: Int?
 
     func apply(to config: inout PeerNetConfig) {

@@ -20,13 +20,13 @@ public struct PeerNetConfig: Sendable, Hashable {
     public var discoveryNanoseconds: UInt64
     /// Upper bound of the random delay before a NACK (suppresses NACK storms).
     public var nackDelayMaxNanoseconds: UInt64
-    /// A NACK is repeated after this long while the gap persists.
+    /// A NACK is repeated after this long (plus the origin's RFC 6298 RTO) while the gap persists.
     public var retransmitTimeoutNanoseconds: UInt64
     /// Upper bound of the random delay before a repair by a member that is not the origin.
     public var repairDelayMaxNanoseconds: UInt64
     /// A stability report (with the sent seq) follows this long after the last own send:
     /// receivers notice a lost last message without waiting for a heartbeat.
-    /// (Reports also go out whenever a stream advanced by an eighth of the window.)
+    /// (Reports also go out whenever a stream advanced by a quarter of the window.)
     public var stabilityReportDelayNanoseconds: UInt64
     /// Flush messages (propose, cut, ready) are repeated this often while a view change runs.
     public var flushRetransmitNanoseconds: UInt64
@@ -48,12 +48,12 @@ public struct PeerNetConfig: Sendable, Hashable {
         suspectTimeoutNanoseconds: UInt64 = 3_000_000_000,
         discoveryNanoseconds: UInt64 = 1_000_000_000,
         nackDelayMaxNanoseconds: UInt64 = 5_000_000,
-        retransmitTimeoutNanoseconds: UInt64 = 10_000_000,
+        retransmitTimeoutNanoseconds: UInt64 = 5_000_000,
         repairDelayMaxNanoseconds: UInt64 = 4_000_000,
         stabilityReportDelayNanoseconds: UInt64 = 20_000_000,
         flushRetransmitNanoseconds: UInt64 = 150_000_000,
         flushTimeoutNanoseconds: UInt64 = 2_000_000_000,
-        windowSizeMax: Int = 256,
+        windowSizeMax: Int = 1024,
         datagramBytesMax: Int = 1200,
         randomSeed: UInt64? = nil
     ) {

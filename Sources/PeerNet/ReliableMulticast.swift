@@ -26,7 +26,7 @@ import DequeModule
 /// ## Stability
 /// Heartbeats and stability reports carry the sender's delivered-up-to vector; a message
 /// delivered by every member is stable and freed. A report goes out when a stream advanced
-/// by an eighth of the window, else `stabilityReportDelay` after the first unreported
+/// by a quarter of the window, else `stabilityReportDelay` after the first unreported
 /// delivery, and with every heartbeat; so windows free continuously under load. Reports
 /// also echo each member's last heartbeat/report packet number and hold time: that gives
 /// the round-trip times of `linkStats`. A sender may have at most
@@ -88,8 +88,9 @@ import DequeModule
 /// lives on behind a partition; the two groups merge (as joiners) when it heals.
 /// After `leave`, a peer goes silent at once (it does not linger to repair).
 public final class ReliableMulticast {
-    /// A sender's stream as seen by this peer.
-    struct Stream {
+    /// A sender's stream as seen by this peer. A class: one dictionary lookup yields it for
+    /// reading and writing alike, and no copy of it (and of its buffers) is ever made.
+    final class Stream {
         var member: Member
         /// Highest seq delivered (all before it delivered too).
         var delivered: UInt64
@@ -416,18 +417,31 @@ public final class ReliableMulticast {
             return datagram
         }
         guard !outRepairs.isEmpty || !outData.isEmpty else { return nil }
-        var items: [DataItem] = []
-        var bytes = Wire.headerBytes + Wire.dataPrefixBytes + Wire.trailerBytesMax
-        while items.count < Wire.itemsPerDatagramMax {
-            guard let next = outRepairs.first ?? outData.first, bytes + next.encodedBytes <= config.datagramBytesMax
+        // Encoded in place: items go from the queues straight into the datagram's bytes.
+        packetNumber += 1
+        let envelope = Envelope(
+            version: Wire.version, kind: FrameKind.data.rawValue, room: roomHash,
+            sender: me.id, incarnation: me.incarnation, packetNumber: packetNumber)
+        var w = ByteWriter(capacity: config.datagramBytesMax)
+        Wire.encodeHeader(kind: .data, envelope: envelope, auth: auth, into: &w)
+        let countOffset = w.bytes.count
+        w.u8(0)
+        var count = 0
+        let limit = config.datagramBytesMax - Wire.trailerBytesMax
+        while count < Wire.itemsPerDatagramMax {
+            let fromRepairs = !outRepairs.isEmpty
+            guard let next = fromRepairs ? outRepairs.first : outData.first,
+                  w.bytes.count + next.encodedBytes <= limit
             else { break }
-            if outRepairs.isEmpty { outData.removeFirst() } else { outRepairs.removeFirst() }
-            bytes += next.encodedBytes
-            items.append(next)
+            if fromRepairs { outRepairs.removeFirst() } else { outData.removeFirst() }
+            Wire.encodeItem(next, into: &w)
+            count += 1
         }
-        precondition(!items.isEmpty, "a single item always fits a datagram")
+        precondition(count > 0, "a single item always fits a datagram")
+        w.bytes[countOffset] = UInt8(count)
+        auth.appendTrailer(to: &w.bytes)
         stats.datagramsSent += 1
-        return encode(.data(items))
+        return w.bytes
     }
 
     /// When `handleTimeout` should be called next; `nil` after `leave`.
@@ -465,10 +479,14 @@ public final class ReliableMulticast {
         defer { checkInvariants() }
         lastNow = max(lastNow, now)
         stats.datagramsReceived += 1
-        let outcome = Wire.decode(bytes, room: roomHash, auth: auth, datagramBytesMax: config.datagramBytesMax)
+        let outcome = Wire.decode(bytes, room: roomHash, auth: auth, datagramBytesMax: config.datagramBytesMax, ownSender: me.id)
         switch outcome {
         case let .drop(reason):
             countDrop(reason)
+        case let .own(envelope):
+            // Our own echo (or an older incarnation's): counted by `admit`, which never accepts it.
+            let accepted = admit(envelope, now: now)
+            precondition(!accepted, "own datagrams are never admitted")
         case let .frame(envelope, frame):
             guard admit(envelope, now: now) else { return }
             stats.datagramsAccepted += 1
@@ -627,7 +645,7 @@ public final class ReliableMulticast {
         case .blocked: 3
         case .left: 4
         }
-        emit(.heartbeat(status: statusCode, viewID: hasView ? viewID : 0, viewKey: hasView ? viewKey : 0, sentSeq: transmittedSeq, delivered: delivered))
+        emit(.heartbeat(status: statusCode, viewID: hasView ? viewID : 0, viewKey: hasView ? viewKey : 0, sentSeq: wireSeq, delivered: delivered))
         rememberSent(now: now)
         // With every heartbeat, a report: it echoes the members' last packets (their RTT).
         if hasView, members.count > 1 { emitReport(now: now) }
@@ -640,21 +658,22 @@ public final class ReliableMulticast {
 
     // MARK: - Stability reports
 
-    /// Sends a report at once when a stream advanced by an eighth of the window since the last
+    /// Sends a report at once when a stream advanced by a quarter of the window since the last
     /// one (so senders' windows free continuously under load). After own sends, schedules one
     /// `stabilityReportDelay` later: its sent seq lets receivers notice a lost *last* message
     /// without waiting for a heartbeat (a tail-loss probe). Otherwise heartbeats report.
     private func considerReport(now: NetTime) {
         guard status == .member, members.count > 1 else { return }
-        let step = UInt64(max(1, config.windowSizeMax / 8))
+        let step = UInt64(max(1, config.windowSizeMax / 4))
         for m in members {
-            guard let s = streams[m.id] else { continue }
-            if s.delivered >= s.reportedDelivered + step { return emitReport(now: now) }
+            guard let stream = streams[m.id] else { continue }
+            if stream.delivered >= stream.reportedDelivered + step { return emitReport(now: now) }
         }
         // Re-armed by every send: a steady sender's next message reveals gaps; the probe
         // fires only once the sender went quiet.
-        if let own = streams[me.id], own.delivered > max(own.reportedDelivered, probeArmedSeq) {
-            probeArmedSeq = own.delivered
+        if let stream = streams[me.id],
+           stream.delivered > max(stream.reportedDelivered, probeArmedSeq) {
+            probeArmedSeq = stream.delivered
             reportAt = now.adding(nanoseconds: config.stabilityReportDelayNanoseconds)
         }
     }
@@ -676,7 +695,7 @@ public final class ReliableMulticast {
         }
         stats.reportsSent += 1
         stats.heartbeatsSent += 1
-        emit(.report(viewID: viewID, viewKey: viewKey, sentSeq: transmittedSeq, entries: entries))
+        emit(.report(viewID: viewID, viewKey: viewKey, sentSeq: wireSeq, entries: entries))
         rememberSent(now: now)
     }
 
@@ -694,10 +713,11 @@ public final class ReliableMulticast {
             }
         }
         guard hasView, members.contains(sender), viewID == self.viewID, viewKey == self.viewKey else { return }
-        var report = reports[sender.id] ?? [:]
+        // Taken out while updated: a copy left in `reports` would make every report copy the table.
+        var report = reports.removeValue(forKey: sender.id) ?? [:]
         for e in entries { report[e.peer] = max(report[e.peer] ?? 0, e.delivered) }
         reports[sender.id] = report
-        if let s = streams[sender.id] { streams[sender.id]!.highestKnown = max(s.highestKnown, sentSeq) }
+        if let s = streams[sender.id] { s.highestKnown = max(s.highestKnown, sentSeq) }
     }
 
     // MARK: - Data path
@@ -708,6 +728,12 @@ public final class ReliableMulticast {
         guard status == .member else { return }
         while let pending = pendingSends.popFirst() { transmitOwn(seq: pending.seq, payload: pending.payload) }
     }
+
+    /// The highest own seq already encoded into a datagram. Heartbeats and reports announce
+    /// this one, not `transmittedSeq`: control goes out before queued data, and a status that
+    /// ran ahead of its data would make every receiver see a gap that is only in flight.
+    /// (`outData` holds exactly the own seqs after it, in order.)
+    var wireSeq: UInt64 { transmittedSeq - UInt64(outData.count) }
 
     func transmitOwn(seq: UInt64, payload: [UInt8]) {
         precondition(seq == transmittedSeq + 1, "own messages go out in seq order")
@@ -720,46 +746,44 @@ public final class ReliableMulticast {
 
     private func receiveItem(_ item: DataItem) {
         stats.messagesReceived += 1
-        let key = SeqKey(origin: item.origin.id, seq: item.seq)
         if item.origin == me {
             stats.messagesDuplicate += 1
-            repairPending.remove(key)
+            if !repairPending.isEmpty { repairPending.remove(SeqKey(origin: item.origin.id, seq: item.seq)) }
             return
         }
-        let id = item.origin.id
-        guard streams[id]?.member == item.origin else {
+        // The stream is looked up once.
+        guard let stream = streams[item.origin.id], stream.member == item.origin else {
             stats.messagesDiscarded += 1
             return
         }
-        let delivered = streams[id]!.delivered
-        if item.seq <= delivered || streams[id]!.messages[item.seq] != nil {
+        let delivered = stream.delivered
+        if item.seq <= delivered || stream.messages[item.seq] != nil {
             stats.messagesDuplicate += 1
-            repairPending.remove(key)
+            if !repairPending.isEmpty { repairPending.remove(SeqKey(origin: item.origin.id, seq: item.seq)) }
             return
         }
         guard item.seq <= delivered + 2 * UInt64(config.windowSizeMax) else {
             stats.messagesDiscarded += 1
             return
         }
-        repairPending.remove(key)
-        evictIfFull(id)
-        // In place, with no copy of the stream alive: a copy would duplicate its message buffer.
-        streams[id]!.messages[item.seq] = item
-        if item.seq <= streams[id]!.scannedUpTo { streams[id]!.gaps[item.seq] = nil }
-        streams[id]!.highestKnown = max(streams[id]!.highestKnown, item.seq)
+        if !repairPending.isEmpty { repairPending.remove(SeqKey(origin: item.origin.id, seq: item.seq)) }
+        evictIfFull(stream)
+        stream.messages[item.seq] = item
+        if item.seq <= stream.scannedUpTo { stream.gaps[item.seq] = nil }
+        if item.seq > stream.highestKnown { stream.highestKnown = item.seq }
     }
 
     /// Keeps a stream's buffer bounded even when stability reports lag: frees the oldest
     /// delivered (not yet known stable) messages; this peer then cannot repair them.
-    private func evictIfFull(_ id: PeerID) {
+    private func evictIfFull(_ stream: Stream) {
         let cap = 4 * config.windowSizeMax
-        guard streams[id]!.messages.count >= cap else { return }
-        var seq = streams[id]!.stableFloor
-        while streams[id]!.messages.count >= cap, seq < streams[id]!.delivered {
+        guard stream.messages.count >= cap else { return }
+        var seq = stream.stableFloor
+        while stream.messages.count >= cap, seq < stream.delivered {
             seq += 1
-            if streams[id]!.messages.removeValue(forKey: seq) != nil { stats.messagesDiscarded += 1 }
+            if stream.messages.removeValue(forKey: seq) != nil { stats.messagesDiscarded += 1 }
         }
-        streams[id]!.stableFloor = seq
+        stream.stableFloor = seq
     }
 
     /// Delivers, in sender-ID order, every message next in its stream and tagged with a view
@@ -767,9 +791,11 @@ public final class ReliableMulticast {
     func deliverReady() {
         guard status == .member else { return }
         for m in members {  // sorted by ID
-            let id = m.id
-            while let item = streams[id]?.messages[streams[id]!.delivered + 1], item.viewID <= viewID {
-                deliver(item)
+            guard let stream = streams[m.id] else { continue }
+            while let item = stream.messages[stream.delivered + 1], item.viewID <= viewID {
+                stream.delivered = item.seq
+                stats.messagesDelivered += 1
+                events.append(.delivered(Delivery(from: item.origin.id, seq: item.seq, payload: item.payload)))
             }
         }
     }
@@ -783,14 +809,15 @@ public final class ReliableMulticast {
 
     private func updateStability() {
         guard hasView else { return }
-        for id in streams.keys {
-            var stable = streams[id]!.delivered
+        for (id, stream) in streams {
+            var stable = stream.delivered
             for m in members where m != me {
                 stable = min(stable, reports[m.id]?[id] ?? 0)
             }
-            guard stable > streams[id]!.stableFloor else { continue }
-            for seq in (streams[id]!.stableFloor + 1)...stable { streams[id]!.messages[seq] = nil }
-            streams[id]!.stableFloor = stable
+            if stable > stream.stableFloor {
+                for seq in (stream.stableFloor + 1)...stable { stream.messages[seq] = nil }
+                stream.stableFloor = stable
+            }
         }
         let floor = streams[me.id]?.stableFloor ?? 0
         if lastSentSeq - floor < UInt64(config.windowSizeMax / 2) { laggingReported.removeAll() }
@@ -810,28 +837,30 @@ public final class ReliableMulticast {
     /// stream's NACK timer a random delay after the first new gap; clears it once all gaps fill.
     private func scheduleNacks(now: NetTime) {
         for m in members where m != me {  // sorted by ID: RNG draws in a fixed order
-            let id = m.id
-            guard let stream = streams[id] else { continue }
-            if stream.contiguous >= stream.highestKnown {
+            guard let stream = streams[m.id] else { continue }
+            let highestKnown = stream.highestKnown
+            if stream.contiguous >= highestKnown {
                 if stream.nackAt != nil || !stream.gaps.isEmpty {
-                    streams[id]!.gaps.removeAll()
-                    streams[id]!.nackAt = nil
+                    stream.gaps.removeAll()
+                    stream.nackAt = nil
                 }
                 continue
             }
-            let scanEnd = min(stream.highestKnown, stream.delivered + 2 * UInt64(config.windowSizeMax))
-            guard scanEnd > stream.scannedUpTo else { continue }
+            let delivered = stream.delivered
+            let scannedUpTo = stream.scannedUpTo
+            let scanEnd = min(highestKnown, delivered + 2 * UInt64(config.windowSizeMax))
+            guard scanEnd > scannedUpTo else { continue }
             var due: NetTime?
-            var seq = max(stream.scannedUpTo, stream.delivered) + 1
+            var seq = max(scannedUpTo, delivered) + 1
             while seq <= scanEnd {
-                if streams[id]!.messages[seq] == nil {
+                if stream.messages[seq] == nil {
                     if due == nil { due = now.adding(nanoseconds: rng.next(upTo: config.nackDelayMaxNanoseconds)) }
-                    streams[id]!.gaps[seq] = due!
+                    stream.gaps[seq] = due!
                 }
                 seq += 1
             }
-            streams[id]!.scannedUpTo = scanEnd
-            if let due { streams[id]!.nackAt = min(stream.nackAt ?? due, due) }
+            stream.scannedUpTo = scanEnd
+            if let due { stream.nackAt = min(stream.nackAt ?? due, due) }
         }
     }
 

@@ -254,24 +254,37 @@ enum DropReason: Hashable {
 
 enum DecodeOutcome {
     case frame(Envelope, Frame)
+    /// A valid datagram of the sender named in `decode`'s `ownSender`: its body is not parsed.
+    case own(Envelope)
     case drop(DropReason)
 }
 
 extension Wire {
     static func encode(_ frame: Frame, envelope: Envelope, auth: Authenticator) -> [UInt8] {
         var w = ByteWriter(capacity: frame.encodedBytesEstimate)
+        encodeHeader(kind: frame.kind, envelope: envelope, auth: auth, into: &w)
+        encodeBody(frame, into: &w)
+        auth.appendTrailer(to: &w.bytes)
+        return w.bytes
+    }
+
+    /// Appends the 38-byte envelope.
+    static func encodeHeader(kind: FrameKind, envelope: Envelope, auth: Authenticator, into w: inout ByteWriter) {
         w.u8(magic.0)
         w.u8(magic.1)
         w.u16(envelope.version)
         w.u8(auth.flags)
-        w.u8(frame.kind.rawValue)
+        w.u8(kind.rawValue)
         w.u64(envelope.room)
         w.u64(envelope.sender.raw)
         w.u64(envelope.incarnation)
         w.u64(envelope.packetNumber)
-        encodeBody(frame, into: &w)
-        auth.appendTrailer(to: &w.bytes)
-        return w.bytes
+    }
+
+    /// Appends one data item (the body of a data frame is a count byte, then items).
+    static func encodeItem(_ item: DataItem, into w: inout ByteWriter) {
+        w.u64(item.origin.id.raw); w.u64(item.origin.incarnation); w.u64(item.viewID); w.u64(item.seq)
+        w.u16(UInt16(item.payload.count)); w.bytes += item.payload
     }
 
     static func encodeBody(_ frame: Frame) -> [UInt8] {
@@ -289,10 +302,7 @@ extension Wire {
             for (peer, seq) in delivered { w.u64(peer.raw); w.u64(seq) }
         case let .data(items):
             w.count(items.count)
-            for item in items {
-                w.u64(item.origin.id.raw); w.u64(item.origin.incarnation); w.u64(item.viewID); w.u64(item.seq)
-                w.u16(UInt16(item.payload.count)); w.bytes += item.payload
-            }
+            for item in items { encodeItem(item, into: &w) }
         case let .nack(origin, ranges):
             w.u64(origin.id.raw); w.u64(origin.incarnation)
             w.count(ranges.count)
@@ -327,7 +337,12 @@ extension Wire {
 
     /// Checks size, magic, trailer, version and room, then parses the body.
     /// Never traps: any defect yields `.drop(reason)`.
-    static func decode(_ bytes: [UInt8], room: UInt64, auth: Authenticator, datagramBytesMax: Int) -> DecodeOutcome {
+    /// With `ownSender`, a datagram that passes every envelope check and names that sender
+    /// comes back as `.own` without its body parsed (a peer's own multicast echoes are a quarter
+    /// of what it reads in a group of four, and they are only counted).
+    static func decode(
+        _ bytes: [UInt8], room: UInt64, auth: Authenticator, datagramBytesMax: Int, ownSender: PeerID? = nil
+    ) -> DecodeOutcome {
         guard bytes.count <= datagramBytesMax else { return .drop(.oversized) }
         guard bytes.count >= headerBytes + crcBytes else { return .drop(.truncated) }
         guard bytes[0] == magic.0, bytes[1] == magic.1 else { return .drop(.malformed) }
@@ -346,12 +361,13 @@ extension Wire {
         else { return .drop(.truncated) }
         guard roomHash == room else { return .drop(.foreignRoom) }
         guard version == Wire.version else { return .drop(.wrongVersion(sender: PeerID(sender), version: version)) }
-        guard let kind = FrameKind(rawValue: kindRaw), let frame = decodeBody(kind, &c), c.remaining == 0 else {
-            return .drop(.malformed)
-        }
         let envelope = Envelope(
             version: version, kind: kindRaw, room: roomHash, sender: PeerID(sender),
             incarnation: incarnation, packetNumber: packetNumber)
+        if let ownSender, ownSender.raw == sender { return .own(envelope) }
+        guard let kind = FrameKind(rawValue: kindRaw), let frame = decodeBody(kind, &c), c.remaining == 0 else {
+            return .drop(.malformed)
+        }
         return .frame(envelope, frame)
     }
 
@@ -446,19 +462,44 @@ extension Wire {
     }
 }
 
-/// CRC-32 (IEEE 802.3, reflected, polynomial 0xEDB88320).
+/// CRC-32 (IEEE 802.3, reflected, polynomial 0xEDB88320), slicing by 8 bytes.
 enum CRC32 {
-    static let table: [UInt32] = (0..<256).map { n -> UInt32 in
-        var c = UInt32(n)
-        for _ in 0..<8 { c = c & 1 != 0 ? 0xEDB8_8320 ^ (c >> 1) : c >> 1 }
-        return c
-    }
+    /// Eight tables of 256 entries, one after another: table k advances a byte by k more bytes.
+    static let tables: [UInt32] = {
+        var t = [UInt32](repeating: 0, count: 8 * 256)
+        for n in 0..<256 {
+            var c = UInt32(n)
+            for _ in 0..<8 { c = c & 1 != 0 ? 0xEDB8_8320 ^ (c >> 1) : c >> 1 }
+            t[n] = c
+        }
+        for k in 1..<8 {
+            for n in 0..<256 {
+                let previous = t[(k - 1) * 256 + n]
+                t[k * 256 + n] = (previous >> 8) ^ t[Int(previous & 0xFF)]
+            }
+        }
+        return t
+    }()
 
     static func checksum(_ bytes: ArraySlice<UInt8>) -> UInt32 {
         var crc: UInt32 = 0xFFFF_FFFF
-        table.withUnsafeBufferPointer { t in
-            bytes.withUnsafeBufferPointer { b in
-                for byte in b { crc = t[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
+        tables.withUnsafeBufferPointer { t in
+            bytes.withUnsafeBytes { raw in
+                var i = 0
+                let count = raw.count
+                while i + 8 <= count {
+                    let one = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: i, as: UInt32.self)) ^ crc
+                    let two = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: i + 4, as: UInt32.self))
+                    crc = t[7 * 256 + Int(one & 0xFF)] ^ t[6 * 256 + Int((one >> 8) & 0xFF)]
+                        ^ t[5 * 256 + Int((one >> 16) & 0xFF)] ^ t[4 * 256 + Int(one >> 24)]
+                        ^ t[3 * 256 + Int(two & 0xFF)] ^ t[2 * 256 + Int((two >> 8) & 0xFF)]
+                        ^ t[256 + Int((two >> 16) & 0xFF)] ^ t[Int(two >> 24)]
+                    i += 8
+                }
+                while i < count {
+                    crc = t[Int((crc ^ UInt32(raw[i])) & 0xFF)] ^ (crc >> 8)
+                    i += 1
+                }
             }
         }
         return crc ^ 0xFFFF_FFFF

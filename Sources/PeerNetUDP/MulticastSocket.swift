@@ -36,62 +36,51 @@ public struct MulticastSocketError: Error, CustomStringConvertible {
     public let description: String
 }
 
-/// One UDP socket bound to the group's port and joined to the group, for receiving, and
-/// one unbound UDP socket for sending.
+/// One UDP socket bound to the group's port and joined to the group.
 ///
 /// Every socket on the shared port receives every datagram of the group, its own
 /// included (SO_REUSEADDR lets several peers share the port on one host). Sends go to
-/// the group; a send the kernel refuses (EPERM from a firewall, ENOBUFS, a full buffer)
-/// counts as a lost packet, never as an error: the reliable layer above repairs it.
-///
-/// Sends are a plain non-blocking `sendto` on the calling thread. A NIO write from outside
-/// the event loop is queued to the loop while one from the loop goes out at once, so a
-/// peer sending from both (the game thread's moves, the loop's heartbeats and repairs)
-/// would put its datagrams on the wire out of order and make receivers ask for repairs
-/// that were not needed; the direct send keeps the order the caller holds (the host's
-/// lock) and saves the hop to the loop.
+/// the group; a send the kernel refuses (EPERM from a firewall, ENOBUFS) counts as a
+/// lost packet, never as an error: the reliable layer above repairs it.
 public final class MulticastSocket: @unchecked Sendable {
     public let options: MulticastOptions
     public let channel: Channel
-    private let sendFD: Int32
-    private var destination: sockaddr_in
+    private let groupAddress: SocketAddress
     private let sendFailures = Atomic<UInt64>(0)
+    /// Datagrams waiting for the event loop to write them, in send order.
+    private let outbox = Mutex<(queue: [[UInt8]], drainScheduled: Bool)>(([], false))
 
     /// Datagrams the kernel refused to send (counted as lost).
     public var sendFailureCount: UInt64 { sendFailures.load(ordering: .relaxed) }
 
-    private init(options: MulticastOptions, channel: Channel, sendFD: Int32, destination: sockaddr_in) {
+    private init(options: MulticastOptions, channel: Channel, groupAddress: SocketAddress) {
         self.options = options
         self.channel = channel
-        self.sendFD = sendFD
-        self.destination = destination
+        self.groupAddress = groupAddress
     }
 
-    /// The sending socket: multicast out of `interface` with the options' TTL, looped back
-    /// to this host's members, never blocking.
-    private static func openSender(interface: in_addr, options: MulticastOptions) throws -> Int32 {
-        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-        guard fd >= 0 else { throw MulticastSocketError(description: "cannot open a UDP socket: \(String(cString: strerror(errno)))") }
-        func set<T: BitwiseCopyable>(_ level: Int32, _ name: Int32, _ value: T) throws {
-            var value = value
-            guard setsockopt(fd, level, name, &value, socklen_t(MemoryLayout<T>.size)) == 0 else {
-                let reason = String(cString: strerror(errno))
-                Glibc.close(fd)
-                throw MulticastSocketError(description: "cannot set up the sending socket: \(reason)")
-            }
-        }
-        if interface.s_addr != INADDR_ANY { try set(Int32(IPPROTO_IP), IP_MULTICAST_IF, interface) }
-        try set(Int32(IPPROTO_IP), IP_MULTICAST_TTL, Int32(options.isLoopback ? 0 : options.ttl))
-        try set(Int32(IPPROTO_IP), IP_MULTICAST_LOOP, Int32(1))
-        try set(SOL_SOCKET, SO_SNDBUF, Int32(MulticastOptions.receiveBufferBytes))
-        return fd
-    }
+    /// Datagrams read per socket read (recvmmsg) and reads per readiness event.
+    public static let vectorReadCount = 32
+    public static let readsPerWakeup: UInt = 4
+    /// Bytes of receive buffer per datagram of a vector read (a larger datagram is truncated,
+    /// then dropped by the core as malformed: no PeerNet datagram comes near it).
+    static let readSlotBytes = 2048
 
     /// Opens the socket on `group` and calls `onDatagram` on the event loop for every datagram.
     public static func open(
         options: MulticastOptions,
         on group: EventLoopGroup,
         onDatagram: @escaping @Sendable ([UInt8]) -> Void
+    ) throws -> MulticastSocket {
+        try open(options: options, on: group, onDatagrams: { batch in for bytes in batch { onDatagram(bytes) } })
+    }
+
+    /// Opens the socket on `group` and calls `onDatagrams` on the event loop with the datagrams
+    /// of each read burst, in arrival order (one call per burst, so a receiver can take its lock once).
+    public static func open(
+        options: MulticastOptions,
+        on group: EventLoopGroup,
+        onDatagrams: @escaping @Sendable ([[UInt8]]) -> Void
     ) throws -> MulticastSocket {
         let groupAddress: SocketAddress
         do {
@@ -109,9 +98,15 @@ public final class MulticastSocket: @unchecked Sendable {
             // kernel drop looks like loss to the protocol: ask for more (the kernel caps it).
             .channelOption(.socketOption(.so_rcvbuf), value: MulticastOptions.receiveBufferBytes)
             .channelOption(.socketOption(.so_sndbuf), value: MulticastOptions.receiveBufferBytes)
+            // recvmmsg: many datagrams per system call under load.
+            // One receive buffer is split evenly among the datagrams of a vector read: size it so
+            // that each slot holds the largest UDP payload the protocol or a stranger may send.
+            .channelOption(.datagramVectorReadMessageCount, value: vectorReadCount)
+            .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: vectorReadCount * readSlotBytes))
+            .channelOption(.maxMessagesPerRead, value: readsPerWakeup)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(DatagramReader(onDatagram: onDatagram))
+                    try channel.pipeline.syncOperations.addHandler(DatagramReader(onDatagrams: onDatagrams))
                 }
             }
         let channel: Channel
@@ -126,33 +121,54 @@ public final class MulticastSocket: @unchecked Sendable {
             _ = channel.close()
             throw MulticastSocketError(description: "cannot join \(options.group) on \(options.interface ?? "the default interface"): \(error)")
         }
-        let sendFD: Int32
-        do {
-            sendFD = try openSender(interface: interfaceAddr, options: options)
-        } catch {
-            _ = channel.close()
-            throw error
-        }
-        return MulticastSocket(options: options, channel: channel, sendFD: sendFD, destination: group4.address)
+        return MulticastSocket(options: options, channel: channel, groupAddress: groupAddress)
     }
 
     /// Multicasts one datagram to the group. Failures are counted as lost packets.
-    /// Callers serialise their sends (the host's lock): that is the order on the wire.
     public func send(_ bytes: [UInt8]) {
-        let sent = bytes.withUnsafeBytes { raw in
-            withUnsafePointer(to: &destination) { address in
-                address.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    sendto(sendFD, raw.baseAddress, raw.count, Int32(MSG_NOSIGNAL), $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
-        }
-        if sent != bytes.count { sendFailures.add(1, ordering: .relaxed) }
+        send([bytes])
     }
 
-    /// Closes both sockets; waits until the receiving one is closed. Call once.
+    /// Multicasts datagrams to the group with one flush (sendmmsg) and, off the event loop, at
+    /// most one hop to it. Order is kept across threads: every call appends to one outbox, and
+    /// the event loop writes it out front to back (a direct write on the loop could otherwise
+    /// overtake datagrams queued earlier by another thread). Failures are counted as lost packets.
+    public func send(_ batch: [[UInt8]]) {
+        guard !batch.isEmpty else { return }
+        let inLoop = channel.eventLoop.inEventLoop
+        let schedule = outbox.withLock { box -> Bool in
+            box.queue.append(contentsOf: batch)
+            guard !inLoop, !box.drainScheduled else { return false }
+            box.drainScheduled = true
+            return true
+        }
+        if inLoop {
+            drainOutbox()
+        } else if schedule {
+            channel.eventLoop.execute { self.drainOutbox() }
+        }
+    }
+
+    private func drainOutbox() {
+        let batch = outbox.withLock { box -> [[UInt8]] in
+            box.drainScheduled = false
+            defer { box.queue.removeAll(keepingCapacity: true) }
+            return box.queue
+        }
+        guard !batch.isEmpty else { return }
+        for bytes in batch {
+            let buffer = channel.allocator.buffer(bytes: bytes)
+            let envelope = AddressedEnvelope(remoteAddress: groupAddress, data: buffer)
+            channel.write(envelope).whenFailure { _ in
+                self.sendFailures.add(1, ordering: .relaxed)
+            }
+        }
+        channel.flush()
+    }
+
+    /// Closes the socket; waits until it is closed.
     public func close() {
         try? channel.close().wait()
-        Glibc.close(sendFD)
     }
 
     private static func isMulticast(_ addr: in_addr) -> Bool {
@@ -185,19 +201,27 @@ public final class MulticastSocket: @unchecked Sendable {
     }
 }
 
-/// Hands every received datagram's bytes to a closure.
-private final class DatagramReader: ChannelInboundHandler, Sendable {
+/// Hands the received datagrams' bytes to a closure, one call per read burst.
+private final class DatagramReader: ChannelInboundHandler, @unchecked Sendable {  // used on its event loop only
     typealias InboundIn = AddressedEnvelope<ByteBuffer>
 
-    private let onDatagram: @Sendable ([UInt8]) -> Void
+    private let onDatagrams: @Sendable ([[UInt8]]) -> Void
+    private var pending: [[UInt8]] = []
 
-    init(onDatagram: @escaping @Sendable ([UInt8]) -> Void) {
-        self.onDatagram = onDatagram
+    init(onDatagrams: @escaping @Sendable ([[UInt8]]) -> Void) {
+        self.onDatagrams = onDatagrams
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let envelope = Self.unwrapInboundIn(data)
-        onDatagram(Array(envelope.data.readableBytesView))
+        pending.append(Array(envelope.data.readableBytesView))
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        guard !pending.isEmpty else { return }
+        let batch = pending
+        pending.removeAll(keepingCapacity: true)
+        onDatagrams(batch)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {

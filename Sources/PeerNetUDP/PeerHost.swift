@@ -25,6 +25,8 @@ public final class PeerHost: @unchecked Sendable {
     private var timerDeadline: NetTime?
     private var onEvent: EventHandler
     private var closed = false
+    /// Datagrams collected by one pump (used under the lock only).
+    private var outgoing: [[UInt8]] = []
 
     /// Opens the socket and starts the core. `onEvent` receives every event.
     public init(
@@ -38,9 +40,9 @@ public final class PeerHost: @unchecked Sendable {
         self.core = ReliableMulticast(config: config, now: MonotonicClock.now())
         self.onEvent = onEvent
         let box = WeakHost()
-        socket = try MulticastSocket.open(options: options, on: eventLoop) { bytes in
-            box.host?.received(bytes)
-        }
+        socket = try MulticastSocket.open(options: options, on: eventLoop, onDatagrams: { batch in
+            box.host?.received(batch)
+        })
         box.host = self
         withCore { _ in }
     }
@@ -73,11 +75,15 @@ public final class PeerHost: @unchecked Sendable {
     /// Datagrams the kernel refused to send.
     public var sendFailureCount: UInt64 { socket?.sendFailureCount ?? 0 }
 
-    private func received(_ bytes: [UInt8]) {
+    /// One read burst: every datagram under one lock acquisition, then one pump.
+    private func received(_ batch: [[UInt8]]) {
         lock.withLock { _ in
             guard !closed else { return }
-            let now = MonotonicClock.now()
-            core.handleDatagram(bytes, now: now)
+            var now = MonotonicClock.now()
+            for (index, bytes) in batch.enumerated() {
+                if index > 0 { now = MonotonicClock.now() }
+                core.handleDatagram(bytes, now: now)
+            }
             pump(now: now)
         }
     }
@@ -101,10 +107,15 @@ public final class PeerHost: @unchecked Sendable {
                 progressed = true
             }
             while let datagram = core.pollTransmit() {
-                if !closed { socket?.send(datagram) }
+                outgoing.append(datagram)
                 progressed = true
             }
             if !progressed { break }
+        }
+        // One hand-over to the event loop and one flush for all of them.
+        if !outgoing.isEmpty {
+            if !closed { socket?.send(outgoing) }
+            outgoing.removeAll(keepingCapacity: true)
         }
         armTimer(now: now)
     }

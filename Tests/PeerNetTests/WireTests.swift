@@ -83,6 +83,25 @@ struct WireTests {
         #expect(CRC32.checksum(Array("123456789".utf8)) == 0xCBF4_3926)
     }
 
+    @Test("wire: CRC-32 by 8-byte slices equals the bitwise definition at every length and offset")
+    func crcSlicesMatchBitwise() {
+        func bitwise(_ bytes: ArraySlice<UInt8>) -> UInt32 {
+            var crc: UInt32 = 0xFFFF_FFFF
+            for byte in bytes {
+                crc ^= UInt32(byte)
+                for _ in 0..<8 { crc = crc & 1 != 0 ? 0xEDB8_8320 ^ (crc >> 1) : crc >> 1 }
+            }
+            return crc ^ 0xFFFF_FFFF
+        }
+        var rng = SplitMix64(seed: 42)
+        let bytes = (0..<300).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+        for start in 0..<9 {
+            for end in start...bytes.count where end < start + 40 || end % 37 == 0 || end == bytes.count {
+                #expect(CRC32.checksum(bytes[start..<end]) == bitwise(bytes[start..<end]))
+            }
+        }
+    }
+
     @Test("wire: a peer of another protocol version is reported incompatible once and never joined")
     func versionMismatch() {
         let core = ReliableMulticast(config: PeerNetConfig(peerID: PeerID(1)), now: .zero)
