@@ -65,7 +65,7 @@ struct UDPLoopbackTests {
             for id in ids {
                 let stream = got.filter { $0.from == id }
                 #expect(stream.count == perSender, "peer \(ids[index]) got \(stream.count) from \(id)")
-                #expect(stream.map(\.seq) == (1...UInt64(stream.count)).map { $0 }, "peer \(ids[index]): \(id)'s stream out of order")
+                #expect(stream.map(\.seq) == (0..<UInt64(stream.count)).map { $0 + 1 }, "peer \(ids[index]): \(id)'s stream out of order")
                 #expect(stream.enumerated().allSatisfy { String(decoding: $1.payload, as: UTF8.self) == "m\($0)" })
             }
         }
