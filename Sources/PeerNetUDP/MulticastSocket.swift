@@ -47,16 +47,42 @@ public final class MulticastSocket: @unchecked Sendable {
     public let channel: Channel
     private let groupAddress: SocketAddress
     private let sendFailures = Atomic<UInt64>(0)
-    /// Datagrams waiting for the event loop to write them, in send order.
-    private let outbox = Mutex<(queue: [[UInt8]], drainScheduled: Bool)>(([], false))
+    /// Datagrams waiting for the event loop to write them, in send order, and whether the loop
+    /// is writing some out now.
+    private let outbox = Mutex<(queue: [[UInt8]], drainScheduled: Bool, draining: Bool)>(([], false, false))
+    /// A plain socket for sends made off the event loop while nothing waits in the outbox.
+    private let directFD: Int32
+    private var destination: sockaddr_in
 
     /// Datagrams the kernel refused to send (counted as lost).
     public var sendFailureCount: UInt64 { sendFailures.load(ordering: .relaxed) }
 
-    private init(options: MulticastOptions, channel: Channel, groupAddress: SocketAddress) {
+    private init(options: MulticastOptions, channel: Channel, groupAddress: SocketAddress, directFD: Int32, destination: sockaddr_in) {
         self.options = options
         self.channel = channel
         self.groupAddress = groupAddress
+        self.directFD = directFD
+        self.destination = destination
+    }
+
+    /// The socket for direct sends: multicast out of `interface` with the options' TTL, looped
+    /// back to this host's members, never blocking.
+    private static func openDirectSender(interface: in_addr, options: MulticastOptions) throws -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        guard fd >= 0 else { throw MulticastSocketError(description: "cannot open a UDP socket: \(String(cString: strerror(errno)))") }
+        func set<T: BitwiseCopyable>(_ level: Int32, _ name: Int32, _ value: T) throws {
+            var value = value
+            guard setsockopt(fd, level, name, &value, socklen_t(MemoryLayout<T>.size)) == 0 else {
+                let reason = String(cString: strerror(errno))
+                Glibc.close(fd)
+                throw MulticastSocketError(description: "cannot set up the sending socket: \(reason)")
+            }
+        }
+        if interface.s_addr != INADDR_ANY { try set(Int32(IPPROTO_IP), IP_MULTICAST_IF, interface) }
+        try set(Int32(IPPROTO_IP), IP_MULTICAST_TTL, Int32(options.isLoopback ? 0 : options.ttl))
+        try set(Int32(IPPROTO_IP), IP_MULTICAST_LOOP, Int32(1))
+        try set(SOL_SOCKET, SO_SNDBUF, Int32(MulticastOptions.receiveBufferBytes))
+        return fd
     }
 
     /// Datagrams read per socket read (recvmmsg) and reads per readiness event.
@@ -121,7 +147,14 @@ public final class MulticastSocket: @unchecked Sendable {
             _ = channel.close()
             throw MulticastSocketError(description: "cannot join \(options.group) on \(options.interface ?? "the default interface"): \(error)")
         }
-        return MulticastSocket(options: options, channel: channel, groupAddress: groupAddress)
+        let directFD: Int32
+        do {
+            directFD = try openDirectSender(interface: interfaceAddr, options: options)
+        } catch {
+            _ = channel.close()
+            throw error
+        }
+        return MulticastSocket(options: options, channel: channel, groupAddress: groupAddress, directFD: directFD, destination: group4.address)
     }
 
     /// Multicasts one datagram to the group. Failures are counted as lost packets.
@@ -133,10 +166,18 @@ public final class MulticastSocket: @unchecked Sendable {
     /// most one hop to it. Order is kept across threads: every call appends to one outbox, and
     /// the event loop writes it out front to back (a direct write on the loop could otherwise
     /// overtake datagrams queued earlier by another thread). Failures are counted as lost packets.
+    ///
+    /// Off the event loop, when the outbox is empty and the loop is not writing, the batch goes
+    /// out at once with `sendto` on the calling thread instead: nothing sent earlier can still
+    /// be waiting, so the order holds, and a player's move does not wait for the loop to wake.
     public func send(_ batch: [[UInt8]]) {
         guard !batch.isEmpty else { return }
         let inLoop = channel.eventLoop.inEventLoop
         let schedule = outbox.withLock { box -> Bool in
+            if !inLoop, box.queue.isEmpty, !box.drainScheduled, !box.draining {
+                for bytes in batch { sendDirect(bytes) }
+                return false
+            }
             box.queue.append(contentsOf: batch)
             guard !inLoop, !box.drainScheduled else { return false }
             box.drainScheduled = true
@@ -152,10 +193,12 @@ public final class MulticastSocket: @unchecked Sendable {
     private func drainOutbox() {
         let batch = outbox.withLock { box -> [[UInt8]] in
             box.drainScheduled = false
+            box.draining = !box.queue.isEmpty
             defer { box.queue.removeAll(keepingCapacity: true) }
             return box.queue
         }
         guard !batch.isEmpty else { return }
+        defer { outbox.withLock { $0.draining = false } }
         for bytes in batch {
             let buffer = channel.allocator.buffer(bytes: bytes)
             let envelope = AddressedEnvelope(remoteAddress: groupAddress, data: buffer)
@@ -166,9 +209,22 @@ public final class MulticastSocket: @unchecked Sendable {
         channel.flush()
     }
 
-    /// Closes the socket; waits until it is closed.
+    /// Must hold the outbox lock.
+    private func sendDirect(_ bytes: [UInt8]) {
+        let sent = bytes.withUnsafeBytes { raw in
+            withUnsafePointer(to: &destination) { address in
+                address.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    sendto(directFD, raw.baseAddress, raw.count, Int32(MSG_NOSIGNAL), $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+        }
+        if sent != bytes.count { sendFailures.add(1, ordering: .relaxed) }
+    }
+
+    /// Closes the sockets; waits until they are closed. Call once.
     public func close() {
         try? channel.close().wait()
+        _ = outbox.withLock { _ in Glibc.close(directFD) }
     }
 
     private static func isMulticast(_ addr: in_addr) -> Bool {
