@@ -16,13 +16,9 @@ SPECTATORS=${2:?spectators}
 SECONDS_=${3:-120}
 LEVEL=${4:-medium}
 SPEED=${5:-5}
-BIN=${EGGS_TUI:-.build/release/eggs-tui}
-if [ ! -x "$BIN" ]; then
-    export PATH=/opt/swift/usr/bin:$PATH
-    swift build -c release --product eggs-tui
-fi
+. scripts/common.sh
 dir=$(mktemp -d)
-port=$((20000 + RANDOM % 40000))
+port=$(random_port)
 common=(--interface 127.0.0.1 --port "$port" --room "capacity$$" --players "$PLAYERS" --level "$LEVEL"
         --speed "$SPEED" --seconds "$SECONDS_")
 pids=()

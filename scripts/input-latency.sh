@@ -13,16 +13,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 KEYS=${1:-300}
 INTERVAL=${2:-0.05}
-BIN=${EGGS_TUI:-.build/release/eggs-tui}
-if [ ! -x "$BIN" ]; then
-    export PATH=/opt/swift/usr/bin:$PATH
-    swift build -c release --product eggs-tui
-fi
+. scripts/common.sh
 dir=$(mktemp -d)
-sock=eggs-latency-$$
-port=$((20000 + RANDOM % 40000))
-cleanup() { tmux -L "$sock" kill-server 2>/dev/null || true; }
-trap cleanup EXIT
+port=$(random_port)
+tmux_server eggs-latency-$$
 for p in a b; do
     mkdir -p "$dir/state-$p"
     tmux -L "$sock" new-session -d -s "$p" -x 120 -y 40 \

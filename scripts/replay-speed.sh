@@ -7,16 +7,12 @@
 # speed 9), then verifies each log 5 times and prints the best and median rate.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BIN=${EGGS_TUI:-.build/release/eggs-tui}
-if [ ! -x "$BIN" ]; then
-    export PATH=/opt/swift/usr/bin:$PATH
-    swift build -c release --product eggs-tui
-fi
+. scripts/common.sh
 logs=("$@")
 if [ ${#logs[@]} -eq 0 ]; then
     dir=$(mktemp -d)
     for players in 2 8; do
-        port=$((20000 + RANDOM % 40000))
+        port=$(random_port)
         "$BIN" bot --interface 127.0.0.1 --port "$port" --room "replay$$-$players" --count "$players" \
             --players "$players" --games $(( players == 2 ? 20 : 6 )) --speed 9 --seconds 300 --id 100 --log "$dir/p$players.jsonl" >/dev/null
         logs+=("$(ls "$dir"/p"$players"-*.jsonl | head -n 1)")

@@ -8,16 +8,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_=${1:-30}
-BIN=${EGGS_TUI:-.build/release/eggs-tui}
-if [ ! -x "$BIN" ]; then
-    export PATH=/opt/swift/usr/bin:$PATH
-    swift build -c release --product eggs-tui
-fi
+. scripts/common.sh
 dir=$(mktemp -d)
-sock=eggs-usage-$$
-port=$((20000 + RANDOM % 40000))
-cleanup() { tmux -L "$sock" kill-server 2>/dev/null || true; }
-trap cleanup EXIT
+port=$(random_port)
+tmux_server eggs-usage-$$
 start() {
     mkdir -p "$dir/state-$1"
     tmux -L "$sock" new-session -d -s "$1" -x 120 -y 40 \
