@@ -36,11 +36,15 @@ final class WakePipe: Sendable {
         _ = write(writeFD, &byte, 1)
     }
 
-    /// Empties the pipe; called by the loop after it woke.
+    /// Empties the pipe; called by the loop after it woke, before it looks at the world.
+    /// The pipe is read before the flag is cleared: a signal that lands in between finds the
+    /// flag still set and writes nothing, and what it announced is drawn by the look that
+    /// follows. (Clearing first could let a byte written after the clear be read here, leaving
+    /// the flag set with an empty pipe, and every later signal would be swallowed.)
     func drain() {
-        pending.store(false, ordering: .releasing)
         var buffer = [UInt8](repeating: 0, count: 64)
         while read(readFD, &buffer, buffer.count) > 0 {}
+        pending.store(false, ordering: .releasing)
     }
 }
 
