@@ -17,7 +17,8 @@ public enum JSONValue: Hashable, Sendable {
         case (.null, .null): return true
         case (.bool(let a), .bool(let b)): return a == b
         case (.int(let a), .int(let b)): return a == b
-        case (.double(let a), .double(let b)): return a == b
+        // Bit for bit, as the hash (of the serialised text) sees them: 0.0 and -0.0 differ.
+        case (.double(let a), .double(let b)): return a.bitPattern == b.bitPattern
         case (.string(let a), .string(let b)): return a == b
         case (.array(let a), .array(let b)): return a == b
         case (.object(let a), .object(let b)):
@@ -224,6 +225,7 @@ private struct JSONParser {
             case UInt8(ascii: "f"): scalars.append("\u{0c}")
             case UInt8(ascii: "u"):
                 guard bytes.count - offset >= 4,
+                      bytes[offset..<offset + 4].allSatisfy({ Character(Unicode.Scalar($0)).isHexDigit }),
                       let code = UInt32(String(decoding: bytes[offset..<offset + 4], as: UTF8.self), radix: 16), let scalar = Unicode.Scalar(code) else { return nil }
                 offset += 4
                 scalars.append(scalar)

@@ -36,7 +36,8 @@ public struct MulticastSocketError: Error, CustomStringConvertible {
     public let description: String
 }
 
-/// One UDP socket bound to the group's port and joined to the group.
+/// One UDP socket bound to the group's port and joined to the group, for receiving (NIO,
+/// many datagrams per read), and one unbound UDP socket for sending (plain `sendto`).
 ///
 /// Every socket on the shared port receives every datagram of the group, its own
 /// included (SO_REUSEADDR lets several peers share the port on one host). Sends go to
@@ -45,29 +46,31 @@ public struct MulticastSocketError: Error, CustomStringConvertible {
 public final class MulticastSocket: @unchecked Sendable {
     public let options: MulticastOptions
     public let channel: Channel
-    private let groupAddress: SocketAddress
     private let sendFailures = Atomic<UInt64>(0)
-    /// Datagrams waiting for the event loop to write them, in send order, and whether the loop
-    /// is writing some out now.
-    private let outbox = Mutex<(queue: [[UInt8]], drainScheduled: Bool, draining: Bool)>(([], false, false))
-    /// A plain socket for sends made off the event loop while nothing waits in the outbox.
-    private let directFD: Int32
+    /// The sending socket, `nil` once closed; its lock also orders concurrent callers.
+    private let sender: Mutex<Int32?>
     private var destination: sockaddr_in
 
     /// Datagrams the kernel refused to send (counted as lost).
     public var sendFailureCount: UInt64 { sendFailures.load(ordering: .relaxed) }
 
-    private init(options: MulticastOptions, channel: Channel, groupAddress: SocketAddress, directFD: Int32, destination: sockaddr_in) {
+    private init(options: MulticastOptions, channel: Channel, sendFD: Int32, destination: sockaddr_in) {
         self.options = options
         self.channel = channel
-        self.groupAddress = groupAddress
-        self.directFD = directFD
+        self.sender = Mutex(sendFD)
         self.destination = destination
     }
 
-    /// The socket for direct sends: multicast out of `interface` with the options' TTL, looped
-    /// back to this host's members, never blocking.
-    private static func openDirectSender(interface: in_addr, options: MulticastOptions) throws -> Int32 {
+    deinit {
+        sender.withLock { fd in
+            if let open = fd { Glibc.close(open) }
+            fd = nil
+        }
+    }
+
+    /// The sending socket: multicast out of `interface` with the options' TTL, looped back to
+    /// this host's members, never blocking.
+    private static func openSender(interface: in_addr, options: MulticastOptions) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw MulticastSocketError(description: "cannot open a UDP socket: \(String(cString: strerror(errno)))") }
         func set<T: BitwiseCopyable>(_ level: Int32, _ name: Int32, _ value: T) throws {
@@ -147,14 +150,14 @@ public final class MulticastSocket: @unchecked Sendable {
             _ = channel.close()
             throw MulticastSocketError(description: "cannot join \(options.group) on \(options.interface ?? "the default interface"): \(error)")
         }
-        let directFD: Int32
+        let sendFD: Int32
         do {
-            directFD = try openDirectSender(interface: interfaceAddr, options: options)
+            sendFD = try openSender(interface: interfaceAddr, options: options)
         } catch {
             _ = channel.close()
             throw error
         }
-        return MulticastSocket(options: options, channel: channel, groupAddress: groupAddress, directFD: directFD, destination: group4.address)
+        return MulticastSocket(options: options, channel: channel, sendFD: sendFD, destination: group4.address)
     }
 
     /// Multicasts one datagram to the group. Failures are counted as lost packets.
@@ -162,69 +165,38 @@ public final class MulticastSocket: @unchecked Sendable {
         send([bytes])
     }
 
-    /// Multicasts datagrams to the group with one flush (sendmmsg) and, off the event loop, at
-    /// most one hop to it. Order is kept across threads: every call appends to one outbox, and
-    /// the event loop writes it out front to back (a direct write on the loop could otherwise
-    /// overtake datagrams queued earlier by another thread). Failures are counted as lost packets.
-    ///
-    /// Off the event loop, when the outbox is empty and the loop is not writing, the batch goes
-    /// out at once with `sendto` on the calling thread instead: nothing sent earlier can still
-    /// be waiting, so the order holds, and a player's move does not wait for the loop to wake.
+    /// Multicasts datagrams to the group, in order, on the calling thread: a non-blocking
+    /// `sendto` each, on the one sending socket (one flow, so the network keeps their order too).
+    /// Concurrent callers are ordered by the socket's lock; a caller that orders its own sends
+    /// (the host, under its lock) gets exactly that order on the wire. Not going through the
+    /// event loop also means a player's move never waits for the loop to wake. A datagram the
+    /// kernel refuses (EPERM, ENOBUFS, a full buffer) or a send after `close` counts as lost.
     public func send(_ batch: [[UInt8]]) {
-        guard !batch.isEmpty else { return }
-        let inLoop = channel.eventLoop.inEventLoop
-        let schedule = outbox.withLock { box -> Bool in
-            if !inLoop, box.queue.isEmpty, !box.drainScheduled, !box.draining {
-                for bytes in batch { sendDirect(bytes) }
-                return false
+        sender.withLock { fd in
+            guard let fd else {
+                sendFailures.add(UInt64(batch.count), ordering: .relaxed)
+                return
             }
-            box.queue.append(contentsOf: batch)
-            guard !inLoop, !box.drainScheduled else { return false }
-            box.drainScheduled = true
-            return true
-        }
-        if inLoop {
-            drainOutbox()
-        } else if schedule {
-            channel.eventLoop.execute { self.drainOutbox() }
-        }
-    }
-
-    private func drainOutbox() {
-        let batch = outbox.withLock { box -> [[UInt8]] in
-            box.drainScheduled = false
-            box.draining = !box.queue.isEmpty
-            defer { box.queue.removeAll(keepingCapacity: true) }
-            return box.queue
-        }
-        guard !batch.isEmpty else { return }
-        defer { outbox.withLock { $0.draining = false } }
-        for bytes in batch {
-            let buffer = channel.allocator.buffer(bytes: bytes)
-            let envelope = AddressedEnvelope(remoteAddress: groupAddress, data: buffer)
-            channel.write(envelope).whenFailure { _ in
-                self.sendFailures.add(1, ordering: .relaxed)
-            }
-        }
-        channel.flush()
-    }
-
-    /// Must hold the outbox lock.
-    private func sendDirect(_ bytes: [UInt8]) {
-        let sent = bytes.withUnsafeBytes { raw in
-            withUnsafePointer(to: &destination) { address in
-                address.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    sendto(directFD, raw.baseAddress, raw.count, Int32(MSG_NOSIGNAL), $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            for bytes in batch {
+                let sent = bytes.withUnsafeBytes { raw in
+                    withUnsafePointer(to: &destination) { address in
+                        address.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                            sendto(fd, raw.baseAddress, raw.count, Int32(MSG_NOSIGNAL), $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                        }
+                    }
                 }
+                if sent != bytes.count { sendFailures.add(1, ordering: .relaxed) }
             }
         }
-        if sent != bytes.count { sendFailures.add(1, ordering: .relaxed) }
     }
 
-    /// Closes the sockets; waits until they are closed. Call once.
+    /// Closes both sockets; waits until the receiving one is closed. Safe to call twice.
     public func close() {
         try? channel.close().wait()
-        _ = outbox.withLock { _ in Glibc.close(directFD) }
+        sender.withLock { fd in
+            if let open = fd { Glibc.close(open) }
+            fd = nil
+        }
     }
 
     private static func isMulticast(_ addr: in_addr) -> Bool {

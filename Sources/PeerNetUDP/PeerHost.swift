@@ -35,6 +35,8 @@ public final class PeerHost: @unchecked Sendable {
         group: EventLoopGroup,
         onEvent: @escaping EventHandler
     ) throws {
+        precondition(config.datagramBytesMax <= MulticastSocket.readSlotBytes,
+                     "datagrams of \(config.datagramBytesMax) bytes would not fit a read slot of \(MulticastSocket.readSlotBytes)")
         let eventLoop = group.next()
         self.eventLoop = eventLoop
         self.core = ReliableMulticast(config: config, now: MonotonicClock.now())

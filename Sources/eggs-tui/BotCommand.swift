@@ -37,9 +37,10 @@ final class BotPeer {
         let playersWanted = self.playersWanted, settings = self.settings
         let wantsMore = !isDone
         if isSpectator {
-            // A spectator never holds a start up: it is ready at once, as one who watches.
+            // A spectator never holds a start up: it is ready as soon as the players are there
+            // (not before: a start voted by watchers alone fails, and it would vote again).
             peer.withMatch { match, now in
-                if match.isSynced, match.match == nil, !match.isReady {
+                if match.isSynced, match.match == nil, !match.isReady, Self.playersPresent(match) >= playersWanted {
                     match.setReady(settings: settings, wantsToPlay: false)
                 }
                 match.tick(now: now)

@@ -109,8 +109,9 @@ final class NetPlayScreen: Screen {
     func tick() -> Bool {
         let spectator = self.spectator, settings = self.settings
         peer.withMatch { match, now in
-            // A spectator never holds a start up: it votes at once, as one who watches.
-            if spectator, match.isSynced, match.match == nil, !match.isReady {
+            // A spectator never holds a start up: it votes as soon as two players are in the room
+            // (not before: a start voted by watchers alone fails, and it would vote again).
+            if spectator, match.isSynced, match.match == nil, !match.isReady, BotPeer.playersPresent(match) >= 2 {
                 match.setReady(settings: settings, wantsToPlay: false)
             }
             match.tick(now: now)

@@ -33,7 +33,11 @@ final class WakePipe: Sendable {
     func signal() {
         guard !pending.exchange(true, ordering: .acquiringAndReleasing) else { return }
         var byte: UInt8 = 1
-        _ = write(writeFD, &byte, 1)
+        if write(writeFD, &byte, 1) != 1 {
+            // Nothing to wake the loop with: clear the flag so the next signal tries again
+            // (the loop still redraws at its next tick).
+            pending.store(false, ordering: .releasing)
+        }
     }
 
     /// Empties the pipe; called by the loop after it woke, before it looks at the world.

@@ -117,6 +117,28 @@ struct BotAndReplayTests {
         for other in decisions.dropFirst() { #expect(Array(other.prefix(shortest)) == Array(decisions[0].prefix(shortest))) }
     }
 
+    @Test("watchers alone in a room wait quietly for players instead of voting starts that fail")
+    func watchersAloneWait() throws {
+        let directory = try Self.temporaryDirectory("watchers-alone")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let port = Int.random(in: 20_000...60_000)
+        let result = try Harness.run([
+            "bot", "--interface", "127.0.0.1", "--port", "\(port)", "--room", "alone-\(port)", "--count", "0",
+            "--spectators", "2", "--seconds", "4", "--log", "\(directory)/peer.jsonl", "--summary", "\(directory)/summary.json",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let data = try Data(contentsOf: URL(fileURLWithPath: "\(directory)/summary.json"))
+        let root = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let entries = try #require(root["bots"] as? [[String: Any]])
+        #expect(entries.count == 2)
+        for entry in entries {
+            // A lobby greeting or two, not a start proposal every tick (60 a second).
+            let sent = entry["sent"] as? Int ?? -1
+            #expect((0..<20).contains(sent), "a lone watcher sent \(sent) messages in 4 s")
+            #expect(entry["games"] as? Int == 0)
+        }
+    }
+
     @Test("replay --verify: good, flipped checkpoint, removed message, truncated line, corrupt line")
     func replayChecksLogs() throws {
         let directory = try Self.temporaryDirectory("replay")
