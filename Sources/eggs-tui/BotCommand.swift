@@ -35,35 +35,36 @@ final class BotPeer {
     func tick() {
         var player = self.player
         let playersWanted = self.playersWanted, settings = self.settings
-        let wantsMore = !isDone
-        if isSpectator {
-            // A spectator never holds a start up: it is ready as soon as the players are there
-            // (not before: a start voted by watchers alone fails, and it would vote again).
-            peer.withMatch { match, now in
-                if match.isSynced, match.match == nil, !match.isReady, Self.playersPresent(match) >= playersWanted {
-                    match.setReady(settings: settings, wantsToPlay: false)
-                }
-                match.tick(now: now)
-            }
-            return
-        }
+        let playing = !isSpectator, wantsMore = !isDone
         peer.withMatch { match, now in
-            if wantsMore, match.isSynced, match.match == nil, !match.isReady,
-               Self.playersPresent(match) >= playersWanted {
-                match.setReady(settings: settings, wantsToPlay: true)
+            // A spectator watches every match; a player plays until it has its games.
+            if !playing || wantsMore {
+                match.getReady(whenPlayers: playersWanted, settings: settings, wantsToPlay: playing)
             }
             match.tick(now: now)
-            if let grid = match.owner?.grid, grid.state == .live, match.owner?.isOut == false,
+            if playing, let grid = match.owner?.grid, grid.state == .live, match.owner?.isOut == false,
                let move = player.tick(grid: grid, next: match.ownerNextPair) {
                 _ = match.applyLocal(move, now: now)
             }
         }
         self.player = player
     }
+}
 
-    static func playersPresent(_ match: MatchPeer) -> Int {
-        guard let view = match.view else { return 0 }
-        return view.members.filter { match.lobby[$0]?.role == .player }.count
+extension MatchPeer {
+    /// Players (not spectators) in the current view.
+    var playersInView: Int {
+        guard let view else { return 0 }
+        return view.members.filter { lobby[$0]?.role == .player }.count
+    }
+
+    /// In the lobby, once synced and not yet ready: votes ready when at least `players` players
+    /// are in the view. Spectators use it too, so they never hold a start up, yet never vote
+    /// before the players are there (a start voted by watchers alone fails, and they would
+    /// vote again every tick).
+    mutating func getReady(whenPlayers players: Int, settings: MatchSettings, wantsToPlay: Bool) {
+        guard isSynced, match == nil, !isReady, playersInView >= players else { return }
+        setReady(settings: settings, wantsToPlay: wantsToPlay)
     }
 }
 

@@ -43,8 +43,7 @@ final class NetPeer: @unchecked Sendable {
     let wake: WakePipe?
     /// `EGGS_TRACE_INPUT`: when remote moves reach the match.
     let trace: InputTrace?
-    private var tracedInputs: [PeerID: Int] = [:]
-    private var tracedGame: UInt32 = 0
+    private var traced = InputProgress()
 
     init(options: Options, group: EventLoopGroup, wake: WakePipe? = nil, trace: InputTrace? = nil) throws {
         id = options.net.peerID
@@ -124,11 +123,8 @@ final class NetPeer: @unchecked Sendable {
         if case .delivered = event {
             wake?.signal()
             if let trace, let state = match.match {
-                if state.game != tracedGame { tracedInputs = [:]; tracedGame = state.game }
-                for (player, mirror) in state.mirrors where player != id && mirror.inputsApplied > tracedInputs[player, default: 0] {
-                    trace.record("applied", player: player.hex, game: state.game, inputs: mirror.inputsApplied)
-                    tracedInputs[player] = mirror.inputsApplied
-                }
+                let counts = state.mirrors.filter { $0.key != id }.mapValues(\.inputsApplied)
+                trace.recordAdvances("applied", game: state.game, counts: counts, progress: &traced)
             }
         }
     }

@@ -42,17 +42,13 @@ final class NetPlayScreen: Screen {
 
     var wake: WakePipe? { peer.wake }
 
-    /// Remote players' stream counts in the frame being drawn, and as last traced.
-    private var drawnInputs: [PeerID: Int] = [:]
-    private var tracedInputs: [PeerID: Int] = [:]
-    private var drawnGame: UInt32 = 0
+    /// With a trace: remote players' stream counts in the frame being drawn, and as last traced.
+    private var drawnInputs: (game: UInt32, counts: [PeerID: Int])?
+    private var shown = InputProgress()
 
     func drawn() {
-        guard let trace = peer.trace else { return }
-        for (player, count) in drawnInputs where count > tracedInputs[player, default: 0] {
-            trace.record("shown", player: player.hex, game: drawnGame, inputs: count)
-            tracedInputs[player] = count
-        }
+        guard let trace = peer.trace, let drawnInputs else { return }
+        trace.recordAdvances("shown", game: drawnInputs.game, counts: drawnInputs.counts, progress: &shown)
     }
 
     func resumeAfterPractice() { practiceRequested = nil }
@@ -109,11 +105,8 @@ final class NetPlayScreen: Screen {
     func tick() -> Bool {
         let spectator = self.spectator, settings = self.settings
         peer.withMatch { match, now in
-            // A spectator never holds a start up: it votes as soon as two players are in the room
-            // (not before: a start voted by watchers alone fails, and it would vote again).
-            if spectator, match.isSynced, match.match == nil, !match.isReady, BotPeer.playersPresent(match) >= 2 {
-                match.setReady(settings: settings, wantsToPlay: false)
-            }
+            // A spectator votes ready by itself once two players are in the room.
+            if spectator { match.getReady(whenPlayers: 2, settings: settings, wantsToPlay: false) }
             match.tick(now: now)
         }
         var changed = false
@@ -205,9 +198,7 @@ final class NetPlayScreen: Screen {
         var order = state.players
         if let me = order.firstIndex(of: peer.id) { order.insert(order.remove(at: me), at: 0) }
         if peer.trace != nil {
-            if drawnGame != state.game { tracedInputs = [:] }
-            drawnGame = state.game
-            drawnInputs = state.mirrors.filter { $0.key != peer.id }.mapValues(\.inputsApplied)
+            drawnInputs = (state.game, state.mirrors.filter { $0.key != peer.id }.mapValues(\.inputsApplied))
         }
         let panels = order.map { id -> PlayerPanel in
             let isMe = id == peer.id && match.owner != nil

@@ -1,3 +1,4 @@
+import PeerNet
 import PeerNetUDP
 import Synchronization
 #if canImport(Glibc)
@@ -67,5 +68,24 @@ final class InputTrace {
     /// `kind` is `key`, `applied` or `shown`; `inputs` the owner's stream count.
     func record(_ kind: String, player: String, game: UInt32, inputs: Int, atMicroseconds: UInt64 = MonotonicClock.wallMicroseconds()) {
         log.write("\(kind) \(player) \(game) \(inputs) \(atMicroseconds)")
+    }
+}
+
+/// What an ``InputTrace`` has recorded of one kind of line: the game, and each remote player's
+/// stream count last written.
+struct InputProgress {
+    var game: UInt32 = 0
+    var counts: [PeerID: Int] = [:]
+}
+
+extension InputTrace {
+    /// Records a `kind` line for every player whose stream count in `game` grew past `progress`,
+    /// and moves `progress` on (a new game starts it afresh).
+    func recordAdvances(_ kind: String, game: UInt32, counts: [PeerID: Int], progress: inout InputProgress) {
+        if game != progress.game { progress = InputProgress(game: game) }
+        for (player, count) in counts where count > progress.counts[player, default: 0] {
+            record(kind, player: player.hex, game: game, inputs: count)
+            progress.counts[player] = count
+        }
     }
 }
