@@ -61,7 +61,9 @@ public final class MulticastSocket: @unchecked Sendable {
         self.destination = destination
     }
 
-    deinit {
+    deinit { closeSender() }
+
+    private func closeSender() {
         sender.withLock { fd in
             if let open = fd { Glibc.close(open) }
             fd = nil
@@ -126,7 +128,6 @@ public final class MulticastSocket: @unchecked Sendable {
             // Bursts of repairs and batches overflow the default 208 KiB receive buffer, and a
             // kernel drop looks like loss to the protocol: ask for more (the kernel caps it).
             .channelOption(.socketOption(.so_rcvbuf), value: MulticastOptions.receiveBufferBytes)
-            .channelOption(.socketOption(.so_sndbuf), value: MulticastOptions.receiveBufferBytes)
             // recvmmsg: many datagrams per system call under load.
             // One receive buffer is split evenly among the datagrams of a vector read: size it so
             // that each slot holds the largest UDP payload the protocol or a stranger may send.
@@ -193,10 +194,7 @@ public final class MulticastSocket: @unchecked Sendable {
     /// Closes both sockets; waits until the receiving one is closed. Safe to call twice.
     public func close() {
         try? channel.close().wait()
-        sender.withLock { fd in
-            if let open = fd { Glibc.close(open) }
-            fd = nil
-        }
+        closeSender()
     }
 
     private static func isMulticast(_ addr: in_addr) -> Bool {
