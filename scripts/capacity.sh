@@ -17,6 +17,8 @@ SECONDS_=${3:-120}
 LEVEL=${4:-medium}
 SPEED=${5:-5}
 . scripts/common.sh
+BIN=${EGGS_TUI:-.build/release/eggs-tui}
+release_binary "$BIN" eggs-tui
 dir=$(mktemp -d)
 port=$(random_port)
 common=(--interface 127.0.0.1 --port "$port" --room "capacity$$" --players "$PLAYERS" --level "$LEVEL"

@@ -1,11 +1,12 @@
 # Shared by the measurement scripts: sourced, not run.
 
-# BIN: the release eggs-tui (or $EGGS_TUI), built first when missing.
-BIN=${EGGS_TUI:-.build/release/eggs-tui}
-if [ ! -x "$BIN" ]; then
-    export PATH=/opt/swift/usr/bin:$PATH
-    swift build -c release --product eggs-tui
-fi
+# release_binary PATH PRODUCT: builds PRODUCT in release when PATH is not there yet.
+release_binary() {
+    if [ ! -x "$1" ]; then
+        export PATH=/opt/swift/usr/bin:$PATH
+        swift build -c release --product "$2"
+    fi
+}
 
 # A random UDP port for this run's room.
 random_port() { echo $((20000 + RANDOM % 40000)); }

@@ -14,6 +14,8 @@ cd "$(dirname "$0")/.."
 KEYS=${1:-300}
 INTERVAL=${2:-0.05}
 . scripts/common.sh
+BIN=${EGGS_TUI:-.build/release/eggs-tui}
+release_binary "$BIN" eggs-tui
 dir=$(mktemp -d)
 port=$(random_port)
 tmux_server eggs-latency-$$

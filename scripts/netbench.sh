@@ -10,13 +10,9 @@
 # Extra arguments after the section go to eggs-netbench (e.g. --nack-delay-ms 2 --window 2048).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/common.sh
 BIN=${BIN:-.build/release/eggs-netbench}
-if [ ! -x "$BIN" ]; then
-    export PATH=/opt/swift/usr/bin:$PATH
-    swift build -c release --product eggs-netbench
-fi
-
-port() { echo $((20000 + RANDOM % 40000)); }
+release_binary "$BIN" eggs-netbench
 
 # in_lossy_namespace LOSS_PERCENT PORT COMMAND...: runs COMMAND in a new network namespace
 # whose only interface is lo, where LOSS_PERCENT % of incoming UDP to PORT is dropped.
@@ -38,14 +34,14 @@ section=${1:-all}
 [ $# -gt 0 ] && shift
 case "$section" in
 latency)
-    timeout --kill-after=5 120 "$BIN" latency --rate 1000 --seconds 10 --port "$(port)" "$@" ;;
+    timeout --kill-after=5 120 "$BIN" latency --rate 1000 --seconds 10 --port "$(random_port)" "$@" ;;
 latency-loss)
     loss=20
     if [ $# -gt 0 ] && [[ $1 =~ ^[0-9]+$ ]]; then loss=$1; shift; fi
-    p=$(port)
+    p=$(random_port)
     in_lossy_namespace "$loss" "$p" "$BIN" latency --rate 1000 --seconds 10 --port "$p" --slow-threshold-us 1000 "$@" ;;
 throughput)
-    timeout --kill-after=5 120 "$BIN" throughput --peers 4 --seconds 10 --payload 64 --port "$(port)" "$@" ;;
+    timeout --kill-after=5 120 "$BIN" throughput --peers 4 --seconds 10 --payload 64 --port "$(random_port)" "$@" ;;
 sim)
     timeout --kill-after=5 600 "$BIN" sim-recovery --peers 4 --rate 250 --seconds 20 --loss 0 0.1 0.2 "$@" ;;
 all)

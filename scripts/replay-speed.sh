@@ -8,6 +8,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/common.sh
+BIN=${EGGS_TUI:-.build/release/eggs-tui}
+release_binary "$BIN" eggs-tui
 logs=("$@")
 if [ ${#logs[@]} -eq 0 ]; then
     dir=$(mktemp -d)

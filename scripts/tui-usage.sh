@@ -9,6 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_=${1:-30}
 . scripts/common.sh
+BIN=${EGGS_TUI:-.build/release/eggs-tui}
+release_binary "$BIN" eggs-tui
 dir=$(mktemp -d)
 port=$(random_port)
 tmux_server eggs-usage-$$
