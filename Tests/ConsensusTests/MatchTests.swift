@@ -24,6 +24,11 @@ func matchOvers(_ h: VSHarness) -> [PeerID: PeerID?] {
     return out
 }
 
+/// The winners of every `gameOver` event of `game` that `id` reported, in order.
+func gameOvers(_ h: VSHarness, _ id: PeerID, game: UInt32) -> [PeerID?] {
+    (h.events[id] ?? []).compactMap { if case .gameOver(let g, let winner) = $0, g == game { winner } else { nil } }
+}
+
 func desyncs(_ h: VSHarness) -> [String] {
     h.events.flatMap { id, events in events.compactMap { if case .desync(let d) = $0 { "\(id.hex): \(d)" } else { nil } } }
 }
@@ -83,9 +88,7 @@ struct MatchTests {
         h.installView(members: ids, joining: [victim])
         for id in ids where id != victim { #expect(h.peers[id]!.match?.out == [victim]) }
         var ticks = 0
-        func gamesOver(_ id: PeerID) -> [PeerID?] {
-            (h.events[id] ?? []).compactMap { if case .gameOver(let game, let winner) = $0, game == 0 { winner } else { nil } }
-        }
+        func gamesOver(_ id: PeerID) -> [PeerID?] { gameOvers(h, id, game: 0) }
         while ids.contains(where: { gamesOver($0).isEmpty }) && ticks < 40_000 {
             h.tick(deliveries: 30)
             ticks += 1
@@ -105,16 +108,14 @@ struct MatchTests {
         for _ in 0..<120 { h.tick(deliveries: 40) }
         let away = [ids[0], ids[1]], stay = [ids[2], ids[3]]
         h.installView(members: stay, crashed: Set(away))
-        func gameOvers(_ id: PeerID, _ game: UInt32) -> Int {
-            (h.events[id] ?? []).filter { if case .gameOver(let g, _) = $0 { g == game } else { false } }.count
-        }
+        func endings(_ id: PeerID, _ game: UInt32) -> Int { gameOvers(h, id, game: game).count }
         var ticks = 0
-        while stay.contains(where: { gameOvers($0, 0) == 0 }) && ticks < 40_000 { h.tick(deliveries: 40); ticks += 1 }
+        while stay.contains(where: { endings($0, 0) == 0 }) && ticks < 40_000 { h.tick(deliveries: 40); ticks += 1 }
         for id in stay { #expect(h.peers[id]!.match?.game == 1 && h.peers[id]!.match?.out == Set(away)) }
         h.installView(members: ids, joining: away)
         ticks = 0
-        while ids.contains(where: { gameOvers($0, 1) == 0 }) && ticks < 40_000 { h.tick(deliveries: 40); ticks += 1 }
-        #expect(ids.allSatisfy { gameOvers($0, 1) == 1 }, "game 1 did not end everywhere after \(ticks) ticks")
+        while ids.contains(where: { endings($0, 1) == 0 }) && ticks < 40_000 { h.tick(deliveries: 40); ticks += 1 }
+        #expect(ids.allSatisfy { endings($0, 1) == 1 }, "game 1 did not end everywhere after \(ticks) ticks")
         #expect(desyncs(h).isEmpty)
         #expect(h.checkDecisionsAgree() == nil)
     }

@@ -13,6 +13,22 @@ func simSeedsPerChunk(_ defaultCount: Int) -> UInt64 {
     UInt64(ProcessInfo.processInfo.environment["EGGS_SIM_SEEDS"].flatMap(Int.init) ?? defaultCount)
 }
 
+/// The seeds of chunk `chunk` (from 0): `simSeedsPerChunk(defaultCount)` seeds, the first chunk from seed 1.
+func simSeeds(chunk: Int, defaultCount: Int) -> ClosedRange<UInt64> {
+    let n = simSeedsPerChunk(defaultCount)
+    return (1 + n * UInt64(chunk))...(n + n * UInt64(chunk))
+}
+
+/// Runs `run` on the chunk's seeds until one fails, and expects none to: a failure names the
+/// call that reproduces it (`reproduce` with the seed).
+func expectSeedsPass(chunk: Int, defaultCount: Int, reproduce: (UInt64) -> String, _ run: (UInt64) -> [String]) {
+    for seed in simSeeds(chunk: chunk, defaultCount: defaultCount) {
+        let failures = run(seed)
+        #expect(failures.isEmpty, "reproduce with \(reproduce(seed)):\n\(failures.prefix(5).joined(separator: "\n"))")
+        if !failures.isEmpty { break }
+    }
+}
+
 /// Round latency on the simulated network: for every egg round, the virtual time from the first
 /// vote any peer sent for it (or from the deciding life's boot, if later: a restarted peer cannot
 /// have waited before it existed) to the moment each peer (each life) decided it.
@@ -199,10 +215,9 @@ struct SimRoundTests {
           arguments: 0..<2)
     func roundBound(chunk: Int) {
         var worst: UInt64 = 0, midRound = 0
-        let n = simSeedsPerChunk(8)
         let only = ProcessInfo.processInfo.environment["EGGS_SIM_SEED"].flatMap(UInt64.init)
         if only != nil && chunk > 0 { return }
-        for seed in only.map({ $0...$0 }) ?? (1 + n * UInt64(chunk))...(n + n * UInt64(chunk)) {
+        for seed in only.map({ $0...$0 }) ?? simSeeds(chunk: chunk, defaultCount: 8) {
             let started = Date()
             let (failures, probe, crashedMidRound) = Self.runRoundBoundProbe(seed: seed)
             let worstSeed = probe.worst.nanoseconds
@@ -345,12 +360,7 @@ struct SimPartitionTests {
     @Test("bot matches across a partition that heals: checkpoints match, the primary agrees on the winner, no round has two values",
           arguments: 0..<2)
     func partitionAndHeal(chunk: Int) {
-        let n = simSeedsPerChunk(3)
-        for seed in (1 + n * UInt64(chunk))...(n + n * UInt64(chunk)) {
-            let failures = Self.runPartition(seed: seed)
-            #expect(failures.isEmpty, "reproduce with SimPartitionTests.runPartition(seed: \(seed)):\n\(failures.prefix(5).joined(separator: "\n"))")
-            if !failures.isEmpty { break }
-        }
+        expectSeedsPass(chunk: chunk, defaultCount: 3, reproduce: { "SimPartitionTests.runPartition(seed: \($0))" }, Self.runPartition)
     }
 }
 
@@ -382,11 +392,6 @@ struct SimFaultTests {
     @Test("bot matches under random partitions, crashes and restarts: no desync; once faults stop every peer is synced and no player waits for an egg",
           arguments: 0..<2)
     func randomFaults(chunk: Int) {
-        let n = simSeedsPerChunk(6)
-        for seed in (1 + n * UInt64(chunk))...(n + n * UInt64(chunk)) {
-            let failures = Self.runFaults(seed: seed)
-            #expect(failures.isEmpty, "reproduce with SimFaultTests.runFaults(seed: \(seed)):\n\(failures.prefix(5).joined(separator: "\n"))")
-            if !failures.isEmpty { break }
-        }
+        expectSeedsPass(chunk: chunk, defaultCount: 6, reproduce: { "SimFaultTests.runFaults(seed: \($0))" }, Self.runFaults)
     }
 }

@@ -12,11 +12,15 @@ struct BotAndReplayTests {
         var log: String
     }
 
-    static func readSummary(_ path: String) throws -> [Summary] {
+    /// The entries of a `--summary` file, one a peer.
+    static func summaryEntries(_ path: String) throws -> [[String: Any]] {
         let data = try Data(contentsOf: URL(fileURLWithPath: path))
         let root = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-        let bots = try #require(root["bots"] as? [[String: Any]])
-        return try bots.map { bot in
+        return try #require(root["bots"] as? [[String: Any]])
+    }
+
+    static func readSummary(_ path: String) throws -> [Summary] {
+        try summaryEntries(path).map { bot in
             Summary(
                 peer: try #require(bot["peer"] as? String), games: try #require(bot["games"] as? Int),
                 checkpointsVerified: try #require(bot["checkpointsVerified"] as? Int),
@@ -99,9 +103,7 @@ struct BotAndReplayTests {
             "--log", "\(directory)/peer.jsonl", "--summary", "\(directory)/summary.json",
         ])
         #expect(result.status == 0, "\(result.stderr)")
-        let data = try Data(contentsOf: URL(fileURLWithPath: "\(directory)/summary.json"))
-        let root = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-        let entries = try #require(root["bots"] as? [[String: Any]])
+        let entries = try Self.summaryEntries("\(directory)/summary.json")
         #expect(entries.map { $0["role"] as? String } == ["player", "player", "spectator", "spectator"])
         let summaries = try Self.readSummary("\(directory)/summary.json")
         var decisions: [[String]] = []
@@ -127,9 +129,7 @@ struct BotAndReplayTests {
             "--spectators", "2", "--seconds", "4", "--log", "\(directory)/peer.jsonl", "--summary", "\(directory)/summary.json",
         ])
         #expect(result.status == 0, "\(result.stderr)")
-        let data = try Data(contentsOf: URL(fileURLWithPath: "\(directory)/summary.json"))
-        let root = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-        let entries = try #require(root["bots"] as? [[String: Any]])
+        let entries = try Self.summaryEntries("\(directory)/summary.json")
         #expect(entries.count == 2)
         for entry in entries {
             // A lobby greeting or two, not a start proposal every tick (60 a second).
