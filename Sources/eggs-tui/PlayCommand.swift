@@ -105,7 +105,7 @@ extension EggsCommand {
                 multicast: network.multicast, logPath: network.logPath(peer: id))
             let peer: NetPeer
             do {
-                peer = try NetPeer(options: options, group: group, wake: WakePipe(), trace: InputTrace())
+                peer = try NetPeer(options: options, group: group, wake: WakePipe(), trace: InputTrace.fromEnvironment())
             } catch let error as MulticastSocketError {
                 throw CommandFailure.badInput(error.description)
             }

@@ -59,10 +59,13 @@ final class WakePipe: Sendable {
 final class InputTrace {
     private let log: LogFile
 
-    init?() {
-        guard let path = getenv("EGGS_TRACE_INPUT").map({ String(cString: $0) }), !path.isEmpty,
-              let log = try? LogFile(path: path) else { return nil }
-        self.log = log
+    private init(log: LogFile) { self.log = log }
+
+    /// The trace `EGGS_TRACE_INPUT` asks for, `nil` when it is unset or empty.
+    /// Throws a one-line error when the file cannot be written.
+    static func fromEnvironment() throws -> InputTrace? {
+        guard let path = getenv("EGGS_TRACE_INPUT").map({ String(cString: $0) }), !path.isEmpty else { return nil }
+        return InputTrace(log: try LogFile(path: path))
     }
 
     /// `kind` is `key`, `applied` or `shown`; `inputs` the owner's stream count.

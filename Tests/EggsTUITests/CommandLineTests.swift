@@ -82,4 +82,13 @@ struct CommandLineTests {
         #expect(result.stderr.contains("nothing to run"))
         #expect(result.stderr.split(separator: "\n").count == 1)
     }
+
+    @Test("an EGGS_TRACE_INPUT that cannot be written exits 2 naming it")
+    func unwritableTrace() throws {
+        let result = try Harness.run(["play", "--interface", "127.0.0.1", "--port", "\(Int.random(in: 20_000...60_000))"],
+                                     stdin: "", environment: ["EGGS_TRACE_INPUT": "/"])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("'/'"), "stderr: \(result.stderr)")
+        #expect(result.stderr.split(separator: "\n").count == 1)
+    }
 }
