@@ -127,6 +127,8 @@ struct SoakFleet {
     private(set) var lives: [Child] = []
     private var restartAt: [Int: NetTime] = [:]
     private(set) var kills = 0
+    /// The IDs killed, in order.
+    private(set) var killed: [PeerID] = []
 
     init(folder: String, binary: String, arguments: [String]) {
         self.folder = folder
@@ -165,6 +167,7 @@ struct SoakFleet {
         lives[victim].killedOnPurpose = true
         kill(lives[victim].pid, SIGKILL)
         kills += 1
+        killed.append(lives[victim].id)
         restartAt[lives[victim].index] = MonotonicClock.now().adding(nanoseconds: 1_000_000_000 + random.next() % 2_000_000_000)
     }
 
@@ -281,6 +284,7 @@ struct SoakFleet {
         let games = summaries.map(\.games).max() ?? 0
         let wait = summaries.map(\.maxEggWaitMs).max() ?? 0
         let json = "{\"ok\": \(ok), \"peers\": \(Set(lives.map(\.index)).count), \"lives\": \(lives.count), \"killed\": \(kills), "
+            + "\"killedPeers\": [\(killed.map { "\"\($0.hex)\"" }.joined(separator: ", "))], "
             + "\"crashed\": \(crashed), \"killedBeforeLog\": \(unstarted), \"logsVerified\": \(verified), \"checkpoints\": \(checkpoints), \"mismatches\": \(mismatches), "
             + "\"roundsDecided\": \(rounds), \"disagreements\": \(disagreements), \"games\": \(games), "
             + "\"maxEggWaitMs\": \(format3(wait)), \"dir\": \(jsonString(folder))}"

@@ -59,3 +59,25 @@ struct StallTests {
         #expect(FileManager.default.fileExists(atPath: "\(directory)/lone.json"), "the summary is still written")
     }
 }
+
+/// `soak --churn` churns any fleet of 2 or more, the highest ID included.
+@Suite("soak churn")
+struct SoakChurnTests {
+    @Test("soak --peers 2 --churn kills and restarts a peer (the highest ID first) and still passes its verdict")
+    func twoPeersChurn() throws {
+        let directory = NSTemporaryDirectory() + "eggs-churn2-\(getpid())-\(Int.random(in: 0...1_000_000))"
+        let port = Int.random(in: 20_000...60_000)
+        let result = try Harness.run(
+            ["soak", "--interface", "127.0.0.1", "--port", "\(port)", "--room", "churn2-\(port)", "--peers", "2",
+             "--seconds", "20", "--churn", "--dir", directory, "--seed", "\(port)", "--id", "5000"],
+            timeoutSeconds: 90)
+        #expect(result.status == 0, "soak failed (logs kept in \(directory)): \(result.stderr.suffix(2_000))")
+        if result.status == 0 { try? FileManager.default.removeItem(atPath: directory) }
+        let verdict = try #require(SoakTests.verdict(result.stdout), "no verdict: \(result.stdout)")
+        #expect((verdict["killed"] as? Int ?? 0) >= 1, "\(verdict)")
+        // The fleet's IDs are 5001 and 5002: the highest one goes first.
+        #expect((verdict["killedPeers"] as? [String])?.first == "0000000000005002", "\(verdict)")
+        #expect(verdict["lives"] as? Int ?? 0 >= 3, "the killed peer was restarted: \(verdict)")
+        #expect(verdict["mismatches"] as? Int == 0 && verdict["disagreements"] as? Int == 0)
+    }
+}
