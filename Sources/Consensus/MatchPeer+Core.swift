@@ -11,8 +11,16 @@ public struct MatchPeer: Sendable {
     public private(set) var view: MembershipView?
     public private(set) var isSynced = false
     var syncedMembers: Set<PeerID> = []
-    private var buffered: [Delivery] = []
+    private(set) var buffered: [Delivery] = []
     private var snapshotAtInstall: Snapshot?
+    /// Members that (re)joined with no state and whose first `hello` since has not been
+    /// delivered. Everything before it in their stream was sent by an earlier life of that
+    /// stream (a survivor of a restart or a partition keeps playing its old game while cut off,
+    /// and its queued sends go out in the view that admits it afresh): about a match and games
+    /// this room does not continue, so it is dropped (`staleDropped`), never applied to a game
+    /// of the same number here. A peer sends `hello` first whenever it gets the room's state.
+    var unheard: Set<PeerID> = []
+    static let bufferedMax = 1 << 16
 
     // Replicated room state.
     public private(set) var lobby: [PeerID: Hello] = [:]
@@ -31,10 +39,10 @@ public struct MatchPeer: Sendable {
     public internal(set) var owner: OwnerState?
 
     // Outputs.
-    private var outbox: [[UInt8]] = []
-    private var outboxHead = 0
-    private var events: [MatchEvent] = []
-    private var eventsHead = 0
+    private(set) var outbox: [[UInt8]] = []
+    private(set) var outboxHead = 0
+    private(set) var events: [MatchEvent] = []
+    private(set) var eventsHead = 0
     public internal(set) var stats = MatchStats()
     /// Every decided egg value of every game this peer saw decided, in order (for replay output).
     public internal(set) var decisionsLog: [(game: UInt32, round: Int, value: UInt64)] = []
@@ -52,6 +60,7 @@ public struct MatchPeer: Sendable {
 
     /// The next payload to multicast (pass it to `ReliableMulticast.send`).
     public mutating func pollSend() -> [UInt8]? {
+        defer { checkInvariants() }
         guard outboxHead < outbox.count else { return nil }
         defer {
             outboxHead += 1
@@ -60,8 +69,22 @@ public struct MatchPeer: Sendable {
         return outbox[outboxHead]
     }
 
+    /// The next payload `pollSend()` would return, left queued (a driver whose send window is
+    /// full leaves it here: that is the backpressure, see ``MatchPeerConfig/sendBackpressureAt``).
+    public func peekSend() -> [UInt8]? {
+        outboxHead < outbox.count ? outbox[outboxHead] : nil
+    }
+
+    /// Own payloads waiting for ``pollSend()``.
+    public var pendingSendCount: Int { outbox.count - outboxHead }
+
+    /// Whether the local player's grid holds still until the send queue drains (the peer is
+    /// lagging: its sends are not taken as fast as it makes them).
+    public var isSendBackpressured: Bool { pendingSendCount >= config.sendBackpressureAt }
+
     /// The next application event.
     public mutating func pollEvent() -> MatchEvent? {
+        defer { checkInvariants() }
         guard eventsHead < events.count else { return nil }
         defer {
             eventsHead += 1
@@ -71,10 +94,10 @@ public struct MatchPeer: Sendable {
     }
 
     mutating func emit(_ event: MatchEvent) {
-        if events.count - eventsHead >= config.eventsMax {
-            stats.eventsDropped += 1
-            return
-        }
+        // Consecutive lobby notices say nothing more than one.
+        if event == .lobbyChanged, events.count > eventsHead, events.last == .lobbyChanged { return }
+        precondition(events.count - eventsHead < config.eventsMax,
+                     "\(config.eventsMax) match events not polled: the driver must drain pollEvent() after every call")
         events.append(event)
     }
 
@@ -89,6 +112,7 @@ public struct MatchPeer: Sendable {
 
     /// Feeds one PeerNet event, in delivery order. `now` times egg waits.
     public mutating func handle(_ event: PeerNetEvent, now: NetTime = .zero) {
+        defer { checkInvariants() }
         switch event {
         case .viewChanged(let newView): install(newView)
         case .delivered(let delivery):
@@ -97,7 +121,7 @@ public struct MatchPeer: Sendable {
                 deliver(delivery)
             } else if case .snapshot(let snapshot)? = MatchMessage.decode(delivery.payload), snapshot.view == view?.id {
                 adopt(snapshot)
-            } else if buffered.count < 1 << 16 {
+            } else if buffered.count < Self.bufferedMax {
                 buffered.append(delivery)
             } else {
                 stats.ignoredMessages += 1
@@ -110,6 +134,7 @@ public struct MatchPeer: Sendable {
 
     /// Marks this peer ready: votes `settings` in the open start round.
     public mutating func setReady(settings: MatchSettings, wantsToPlay: Bool) {
+        defer { checkInvariants() }
         precondition(settings.isValid, "settings must be valid")
         guard myStart[matchRound] == nil else { return }
         let vote = StartVote(settings: settings, wantsToPlay: wantsToPlay && config.role == .player)
@@ -128,7 +153,10 @@ public struct MatchPeer: Sendable {
     }
 
     /// Announces that this peer leaves the room.
-    public mutating func leave() { send(.leave) }
+    public mutating func leave() {
+        defer { checkInvariants() }
+        send(.leave)
+    }
 
     // MARK: - View changes
 
@@ -144,8 +172,11 @@ public struct MatchPeer: Sendable {
             let others = Set(firstView ? newView.members : Array(syncedMembers.intersection(newView.members)))
                 .subtracting(newView.joined).subtracting([config.id])
             syncedMembers = others
+            unheard = Set(newView.members).subtracting(others)
             if others.isEmpty {
-                // Nobody has state: everyone in this view starts from the empty lobby.
+                // Nobody has state: everyone in this view starts from the empty lobby, with game
+                // numbers no earlier room state used (see `firstGame(of:)`).
+                nextGame = Self.firstGame(of: newView)
                 isSynced = true
                 syncedMembers = Set(newView.members)
                 emit(.synced(fromSnapshot: false))
@@ -166,6 +197,7 @@ public struct MatchPeer: Sendable {
         }
         syncedMembers = syncedMembers.intersection(newView.members).subtracting(newView.joined)
         let unsynced = Set(newView.members).subtracting(syncedMembers)
+        unheard = unheard.intersection(newView.members).union(unsynced)
         applyView(newView, reset: !unsynced.isEmpty)
         guard !unsynced.isEmpty else { return }
         let snapshot = makeSnapshot(viewID: newView.id)
@@ -202,6 +234,22 @@ public struct MatchPeer: Sendable {
         votedUpTo = votedUpTo.filter { !isFutureGame($0.key) }
     }
 
+    /// The first game number of a room state founded afresh in `view` (everyone in it new). A
+    /// game number names a game everywhere (votes, inputs, checkpoints, logs), so a room founded
+    /// again after restarts must not count from the same place: a game of the earlier state and
+    /// one of the new state would share a number (a replayed or queued message of one could be
+    /// taken for the other, and logs of the two could not be told apart). The view key mixes
+    /// every member's incarnation, so it differs whenever any member restarted; all members of
+    /// the view derive the same number. A view without a key (0, e.g. a test harness) counts
+    /// from 0. Game numbers wrap around: every comparison of them is modular.
+    static func firstGame(of view: MembershipView) -> UInt32 {
+        guard view.key != 0 else { return 0 }
+        var z = view.key &+ view.id &* 0x9E37_79B9_7F4A_7C15
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return UInt32(truncatingIfNeeded: z ^ (z >> 31))
+    }
+
     private mutating func resendVotesAfterReset() {
         voteAhead()
         if let vote = myStart[matchRound], !(startVotes[matchRound]?.isDecided ?? false) {
@@ -213,6 +261,10 @@ public struct MatchPeer: Sendable {
     }
 
     private mutating func resetToEmpty() {
+        // Own payloads not handed to the driver yet are about the state dropped here.
+        stats.staleUnsent += pendingSendCount
+        outbox.removeAll()
+        outboxHead = 0
         lobby = [:]
         matchRound = 0
         nextGame = 0
@@ -282,6 +334,15 @@ public struct MatchPeer: Sendable {
             stats.ignoredMessages += 1
             return
         }
+        if unheard.contains(from) {
+            switch message {
+            case .hello: unheard.remove(from)
+            case .snapshot, .leave: break
+            default:
+                stats.staleDropped += 1
+                return
+            }
+        }
         switch message {
         case .hello(let hello):
             lobby[from] = hello
@@ -313,7 +374,7 @@ public struct MatchPeer: Sendable {
     /// Games whose votes are accepted: the current one and the next two (a peer that began game
     /// g + 1 votes the opening rounds of g + 2 while a slower peer may still be finishing game g).
     /// In the lobby: `nextGame` and the one after. At most three namespaces are ever held.
-    private func acceptsVotes(_ game: UInt32) -> Bool {
+    func acceptsVotes(_ game: UInt32) -> Bool {
         let first = match?.game ?? nextGame
         return game &- first <= (match == nil ? 1 : 2)
     }

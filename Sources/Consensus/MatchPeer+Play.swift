@@ -73,8 +73,9 @@ extension MatchPeer {
         }
         futureGameOver = [:]
         match = m
-        rounds = rounds.filter { $0.key >= m.game }
-        votedUpTo = votedUpTo.filter { $0.key >= m.game }
+        // Only the namespaces votes are accepted for now (this game and the next two) stay.
+        rounds = rounds.filter { acceptsVotes($0.key) }
+        votedUpTo = votedUpTo.filter { acceptsVotes($0.key) }
         if rounds[m.game] == nil { rounds[m.game] = EggRounds(game: m.game, members: members) }
         // Rounds decided while this game was in the future are reported now.
         noteDecided(game: m.game, 0..<Int(rounds[m.game]!.frontier))
@@ -103,6 +104,8 @@ extension MatchPeer {
             match = nil
             futureItems = [:]
             futureGameOver = [:]
+            rounds = rounds.filter { acceptsVotes($0.key) }
+            votedUpTo = votedUpTo.filter { acceptsVotes($0.key) }
             return
         }
         m.game = nextGame
@@ -257,7 +260,12 @@ extension MatchPeer {
     /// Advances the local player's grid one logic tick (60 Hz): gravity, then landing, checkpoint
     /// and the next spawn when the pair has settled. Sends the tick's inputs as one message.
     public mutating func tick(now: NetTime, softDrop: Bool = false) {
+        defer { checkInvariants() }
         guard isSynced, var o = owner, !o.isOut else { return }
+        guard !isSendBackpressured else {
+            stats.backpressureHolds += 1
+            return
+        }
         if o.grid.state == .live, o.clock.tick(softDrop: softDrop) {
             owner = o
             applyOwner(.move(.down))
@@ -272,7 +280,12 @@ extension MatchPeer {
     /// Applies one move of the local player now (ignored when no pair is live).
     @discardableResult
     public mutating func applyLocal(_ move: Move, now: NetTime) -> InputOutcome? {
+        defer { checkInvariants() }
         guard isSynced, owner != nil, owner!.grid.state == .live else { return nil }
+        guard !isSendBackpressured else {
+            stats.backpressureHolds += 1
+            return nil
+        }
         let outcome = applyOwner(.move(move))
         ownerSettle(now: now)
         flushOwner()
@@ -299,6 +312,10 @@ extension MatchPeer {
     /// publish the checkpoint of the settled grid, then spawn.
     mutating func ownerSettle(now: NetTime) {
         guard var o = owner, !o.isOut, o.grid.state == .awaitingSpawn, let m = match, m.game == o.game else { return }
+        guard !isSendBackpressured else {
+            stats.backpressureHolds += 1
+            return
+        }
         guard let value = rounds[o.game]?.value(o.grid.pairsSpawned) else {
             if o.waitingSince == nil { o.waitingSince = now }
             owner = o

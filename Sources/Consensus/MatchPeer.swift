@@ -65,8 +65,16 @@ public struct MatchPeerConfig: Sendable, Hashable {
     public var voteSeed: UInt64
     /// How many rounds ahead of the highest spawned pair index this peer votes.
     public var lookaheadRounds: Int = 64
-    /// Events kept for ``MatchPeer/pollEvent()`` at most (oldest dropped and counted).
-    public var eventsMax: Int = 65_536
+    /// Events waiting for ``MatchPeer/pollEvent()`` at most. The driver polls every event after
+    /// every call, and one call emits at most a few events per message it delivers (a snapshot
+    /// replays at most 65,536 buffered messages), so more is a driver that stopped polling: a
+    /// local bug, and the peer traps rather than lose an event (a desync, a game over) silently.
+    public var eventsMax: Int = 1 << 20
+    /// Own payloads waiting to be sent (``MatchPeer/pollSend()`` not called, or the driver's
+    /// send window full) at which the local player's grid holds still: no tick, move or spawn
+    /// adds to the queue until it drains below this (``MatchPeer/isSendBackpressured``). Nothing
+    /// queued is ever thrown away; votes and answers to other peers still go in.
+    public var sendBackpressureAt: Int = 1_024
 
     public init(id: PeerID, name: String, role: PeerRole = .player, voteSeed: UInt64) {
         self.id = id
@@ -121,7 +129,15 @@ public struct MatchStats: Hashable, Sendable {
     public var ignoredMessages = 0
     public var checkpointsVerified = 0
     public var desyncs = 0
-    public var eventsDropped = 0
+    /// Messages from a member that (re)joined, delivered before its first `hello` after the join:
+    /// sent by an earlier life of its stream (queued while it was cut off, about a game the room
+    /// does not continue), so dropped.
+    public var staleDropped = 0
+    /// Own payloads never handed to the driver when this peer turned joiner and dropped its
+    /// state (they were about that state).
+    public var staleUnsent = 0
+    /// Ticks, moves and spawns of the local player held back while the send queue was full.
+    public var backpressureHolds = 0
     public var maxEggWaitNanoseconds: UInt64 = 0
     public var garbageOverdrawStalls = 0
     /// Garbage overdraws raised as desyncs (counted in `desyncs` too).
@@ -172,7 +188,8 @@ public struct MatchState: Sendable {
     public internal(set) var mirrors: [PeerID: Mirror] = [:]
     var gameOver = OneShotVote<PeerID?>()
     var myGameOverVote: PeerID??
-    var gamesPlayed = 0
+    /// Games of this match finished so far (the game in progress is `gamesPlayed + 1`).
+    public internal(set) var gamesPlayed = 0
     /// Pairs spawned per player (from the snapshot for an unmirrored game).
     var spawnedBase: [PeerID: Int] = [:]
 

@@ -4,7 +4,7 @@ import PeerNet
 /// (in delivery order, the peer's own included) and one per view change.
 ///
 ///     {"format":"eggs-log","version":1,"peer":"<16 hex>","room":"eggs","rules":"sfe"}
-///     {"at":<µs>,"view":{"id":1,"members":["<hex>",...],"joined":[...],"departed":[...]}}
+///     {"at":<µs>,"view":{"id":1,"members":["<hex>",...],"joined":[...],"departed":[...],"key":"<16 hex>"}}
 ///     {"from":"<hex>","seq":1,"at":<µs>,"msg":{"type":"hello",...}}
 ///
 /// A payload that does not decode is logged as `{"type":"invalid","bytes":"<hex>"}` so a replay
@@ -31,7 +31,7 @@ public enum MessageLog {
             let ids: ([PeerID]) -> JSONValue = { .array($0.map { .string($0.hex) }) }
             return JSONValue.object([("at", .int(atMicroseconds)), ("view", .object([
                 ("id", .int(Int64(bitPattern: v.id))), ("members", ids(v.members)), ("joined", ids(v.joined)),
-                ("departed", ids(v.departed)),
+                ("departed", ids(v.departed)), ("key", .string(PeerID(v.key).hex)),
             ]))]).serialized
         case .incompatible, .lagging, .incarnationEnded, .viewAbandoned:
             return nil
@@ -134,7 +134,13 @@ public struct LogReader: Sendable {
             }
             guard let id = v["id"]?.intValue, let members = ids("members"), let joined = ids("joined"),
                   let departed = ids("departed") else { throw ReplayError(line: lineNumber, reason: "bad view") }
-            let view = MembershipView(id: UInt64(bitPattern: id), members: members, joined: joined, departed: departed)
+            // The key (it numbers the games of a room founded in this view) is absent from older logs: 0.
+            var key: UInt64 = 0
+            if let text = v["key"]?.stringValue {
+                guard let parsed = parseHex16(text) else { throw ReplayError(line: lineNumber, reason: "bad view key") }
+                key = parsed
+            }
+            let view = MembershipView(id: UInt64(bitPattern: id), members: members, joined: joined, departed: departed, key: key)
             return .event(.viewChanged(view), atMicroseconds: at, line: lineNumber)
         }
         guard let from = parseHex16(json["from"]?.stringValue), let seq = json["seq"]?.intValue,

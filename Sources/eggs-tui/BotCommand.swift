@@ -31,6 +31,18 @@ final class BotPeer {
     /// Whether this bot has played (a spectator: watched) the games it was asked for.
     var isDone: Bool { gamesMax.map { peer.gamesOver >= $0 } ?? false }
 
+    /// What the stall watch looks at, read under the peer's lock.
+    func progress() -> StallWatch.Sample {
+        let (match, _, view) = peer.snapshot()
+        let othersInView = view.members.contains(peer.id) && view.members.count > 1
+        // Progress is expected in a match, once ready with the players there, and while
+        // waiting for the room's state from the others.
+        let expects = match.match != nil || (match.isReady && match.playersInView >= playersWanted)
+            || (!match.isSynced && othersInView)
+        return StallWatch.Sample(inGroup: othersInView, expectsProgress: expects && !isDone,
+                                 progress: UInt64(match.stats.delivered))
+    }
+
     /// One 60 Hz tick: get ready when enough players are in the room, play the live pair.
     func tick() {
         var player = self.player
@@ -48,6 +60,55 @@ final class BotPeer {
             }
         }
         self.player = player
+    }
+}
+
+/// When a bot has failed by stalling (SPEC §3): it never formed a group with another peer within
+/// `groupTimeout` of its start, or progress was expected (a match, a start with the players
+/// there, a snapshot awaited) and no message was delivered for `stallTimeout`. Pure: the
+/// caller feeds it samples and the time.
+struct StallWatch {
+    struct Sample {
+        /// In a view with at least one other peer.
+        var inGroup: Bool
+        var expectsProgress: Bool
+        /// Grows with every delivered message (the peer's own included).
+        var progress: UInt64
+    }
+
+    let groupTimeoutNanoseconds: UInt64
+    let stallTimeoutNanoseconds: UInt64
+    let start: NetTime
+    private(set) var formedGroup = false
+    private var lastProgress: UInt64?
+    private var lastChange: NetTime
+
+    init(start: NetTime, groupTimeoutNanoseconds: UInt64 = 15_000_000_000, stallTimeoutNanoseconds: UInt64 = 10_000_000_000) {
+        self.start = start
+        self.lastChange = start
+        self.groupTimeoutNanoseconds = groupTimeoutNanoseconds
+        self.stallTimeoutNanoseconds = stallTimeoutNanoseconds
+    }
+
+    /// Takes one sample at `now`; returns the failure's reason once the bot has stalled.
+    mutating func observe(_ sample: Sample, now: NetTime) -> String? {
+        if sample.inGroup { formedGroup = true }
+        if !formedGroup && now.nanoseconds(since: start) >= groupTimeoutNanoseconds {
+            return "never formed a group with another peer within \(Self.seconds(groupTimeoutNanoseconds)) s"
+        }
+        if sample.progress != lastProgress || !sample.expectsProgress {
+            lastProgress = sample.progress
+            lastChange = now
+            return nil
+        }
+        if now.nanoseconds(since: lastChange) >= stallTimeoutNanoseconds {
+            return "players were present and nothing progressed for \(Self.seconds(stallTimeoutNanoseconds)) s"
+        }
+        return nil
+    }
+
+    static func seconds(_ nanoseconds: UInt64) -> String {
+        nanoseconds % 1_000_000_000 == 0 ? "\(nanoseconds / 1_000_000_000)" : format3(Double(nanoseconds) / 1e9)
     }
 }
 
@@ -103,6 +164,12 @@ extension EggsCommand {
         @Option(help: "Seed of the bots' moves (default: random).")
         var seed: UInt64?
 
+        @Option(name: .customLong("group-timeout"), help: .hidden)
+        var groupTimeout: Double = 15
+
+        @Option(name: .customLong("stall-timeout"), help: .hidden)
+        var stallTimeout: Double = 10
+
         func validate() throws {
             guard (0...16).contains(count) else { throw ValidationError("--count must be from 0 to 16") }
             guard (0...16).contains(spectators) else { throw ValidationError("--spectators must be from 0 to 16") }
@@ -110,6 +177,8 @@ extension EggsCommand {
             guard (2...8).contains(players) else { throw ValidationError("--players must be from 2 to 8") }
             if let seconds, !(seconds > 0 && seconds <= 86_400) { throw ValidationError("--seconds must be from 0 to 86400") }
             if let games, !(1...10_000).contains(games) { throw ValidationError("--games must be from 1 to 10000") }
+            guard groupTimeout > 0 && groupTimeout <= 3_600 else { throw ValidationError("--group-timeout must be from 0 to 3600") }
+            guard stallTimeout > 0 && stallTimeout <= 3_600 else { throw ValidationError("--stall-timeout must be from 0 to 3600") }
         }
 
         func run() throws {
@@ -142,8 +211,20 @@ extension EggsCommand {
             let deadline = seconds.map { start.adding(nanoseconds: UInt64($0 * 1e9)) }
             var nextTick = start.nanoseconds
             var nextSummary = start.adding(milliseconds: 1_000)
+            var watches = bots.map { _ in
+                StallWatch(start: start, groupTimeoutNanoseconds: UInt64(groupTimeout * 1e9), stallTimeoutNanoseconds: UInt64(stallTimeout * 1e9))
+            }
+            var nextWatch = start.adding(milliseconds: 100)
+            var stalled: String?
             while !StopSignals.stopRequested {
                 let now = MonotonicClock.now()
+                if now >= nextWatch {
+                    for (index, bot) in bots.enumerated() where stalled == nil {
+                        if let reason = watches[index].observe(bot.progress(), now: now) { stalled = "bot \(bot.peer.id.hex): \(reason)" }
+                    }
+                    nextWatch = now.adding(milliseconds: 100)
+                    if stalled != nil { break }
+                }
                 // The summary is kept current while running, so a soak can show progress
                 // and a killed bot still leaves its last report.
                 if let summary, now >= nextSummary {
@@ -165,6 +246,7 @@ extension EggsCommand {
             if let summary { try BotReport.write(reports, to: summary) }
             let desyncs = reports.reduce(0) { $0 + $1.desyncs }
             if desyncs > 0 { throw CommandFailure.detected("\(desyncs) checkpoint mismatch(es); see the logs") }
+            if let stalled { throw CommandFailure.detected(stalled) }
         }
 
         static func numbered(_ path: String, id: PeerID, explicit: Bool) -> String {
@@ -189,6 +271,12 @@ struct BotReport {
     var droppedInvalid: UInt64
     var delivered: UInt64
     var views: UInt64
+    /// Ticks, moves and spawns held while the send queue was full (the peer was lagging).
+    var sendHolds: Int
+    /// Own payloads waiting to be sent right now.
+    var sendQueued: Int
+    /// Messages dropped as sent by an earlier life of a rejoined member's stream.
+    var staleDropped: Int
     var log: String
 
     init(bot: BotPeer) {
@@ -205,6 +293,9 @@ struct BotReport {
         droppedInvalid = net.droppedInvalid + UInt64(match.stats.invalidDropped)
         delivered = net.messagesDelivered
         views = net.viewsInstalled
+        sendHolds = match.stats.backpressureHolds
+        sendQueued = match.pendingSendCount
+        staleDropped = match.stats.staleDropped
         log = bot.peer.logPath
     }
 
@@ -214,6 +305,7 @@ struct BotReport {
             ("checkpointsVerified", "\(checkpointsVerified)"), ("desyncs", "\(desyncs)"),
             ("maxEggWaitMs", String(format3(maxEggWaitMs))), ("sent", "\(sent)"), ("retransmitted", "\(retransmitted)"),
             ("droppedInvalid", "\(droppedInvalid)"), ("delivered", "\(delivered)"), ("views", "\(views)"),
+            ("sendHolds", "\(sendHolds)"), ("sendQueued", "\(sendQueued)"), ("staleDropped", "\(staleDropped)"),
             ("log", jsonString(log)),
         ]
         return "{" + fields.map { "\"\($0.0)\": \($0.1)" }.joined(separator: ", ") + "}"

@@ -13,7 +13,8 @@ import Glibc
 ///
 /// Everything mutable lives under the host's lock: the NIO event loop hands it datagrams
 /// and timers, the game loop (terminal or bot ticker) hands it ticks and moves through
-/// ``withMatch(_:)``. Payloads the send window cannot take yet wait in a bounded outbox.
+/// ``withMatch(_:)``. Payloads the send window cannot take yet stay queued in the match, which
+/// holds the local player's grid while too many wait (backpressure: nothing is thrown away).
 final class NetPeer: @unchecked Sendable {
     struct Options {
         var name: String
@@ -23,18 +24,15 @@ final class NetPeer: @unchecked Sendable {
         var logPath: String
     }
 
-    /// Payloads waiting for room in the send window, at most.
-    static let outboxMax = 4_096
-
     let id: PeerID
     let role: PeerRole
     let logPath: String
     private var host: PeerHost!
     private var match: MatchPeer
-    private var outbox = Deque<[UInt8]>()
     private let log: LogFile
     private var recentEvents = Deque<MatchEvent>()
-    private(set) var outboxOverflows = 0
+    /// Times the send window refused a payload (it stayed queued in the match).
+    private(set) var sendWindowFull = 0
     private(set) var gamesOver = 0
     private(set) var wins = 0
     /// Peers heard speaking another protocol version (not admitted), with their version.
@@ -129,23 +127,23 @@ final class NetPeer: @unchecked Sendable {
         }
     }
 
-    /// Moves the match's payloads into the outbox and the outbox into the send window,
-    /// and keeps the match's events for the game loop.
+    /// Moves the match's payloads into the send window while it takes them (the rest wait in
+    /// the match, in order), and keeps the match's events for the game loop.
     private func flush(core: ReliableMulticast, now: NetTime) {
-        while let payload = match.pollSend() {
-            if outbox.count >= Self.outboxMax {
-                outboxOverflows += 1
-                outbox.removeFirst()
-            }
-            outbox.append(payload)
-        }
-        while let payload = outbox.first {
+        while let payload = match.peekSend() {
             do {
                 try core.send(payload, now: now)
-                outbox.removeFirst()
             } catch {
+                if error == .left {
+                    // Closing: nothing more goes out.
+                    while match.pollSend() != nil {}
+                } else {
+                    // The window is full (or no view yet): the payload waits for the next flush.
+                    sendWindowFull += 1
+                }
                 break
             }
+            _ = match.pollSend()
         }
         while let event = match.pollEvent() {
             // Games played (a spectator: watched) to the end.

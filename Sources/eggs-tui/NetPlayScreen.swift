@@ -117,7 +117,7 @@ final class NetPlayScreen: Screen {
                 desyncs.append(desync)
                 logger.error("\(desync)")
             case .gameOver(let game, let winner):
-                show("Game \(game + 1) over: \(winner.map(displayName) ?? "no winner")")
+                show("Game over: \(winner.map(displayName) ?? "no winner")")
                 logger.info("game over", metadata: ["game": "\(game)", "winner": "\(winner?.hex ?? "none")"])
             case .matchOver(let winner, _):
                 show("Match over: \(winner.map(displayName) ?? "no winner"). Press \(keys.label(.ready)) for a rematch.")
@@ -193,7 +193,7 @@ final class NetPlayScreen: Screen {
     }
 
     private func drawMatch(_ match: MatchPeer, state: MatchState, on term: Terminal) {
-        term.put(0, 0, "eggs — room \(room) — game \(state.game + 1), best of \(state.settings.gamesPerMatch), speed \(state.settings.speed)", bold: true)
+        term.put(0, 0, "eggs — room \(room) — game \(state.gamesPlayed + 1), best of \(state.settings.gamesPerMatch), speed \(state.settings.speed)", bold: true)
         let present = Set(match.view?.members ?? [])
         var order = state.players
         if let me = order.firstIndex(of: peer.id) { order.insert(order.remove(at: me), at: 0) }

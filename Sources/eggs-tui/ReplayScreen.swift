@@ -123,7 +123,7 @@ final class ReplayScreen: Screen {
         let at = position < events.count ? "message \(position)/\(events.count)" : "end of log (\(events.count) messages)"
         term.put(0, 0, "eggs replay — \(path)", bold: true)
         if let match = replica.match {
-            term.put(1, 0, "game \(match.game + 1), best of \(match.settings.gamesPerMatch)   \(at)   speed ×\(speed)\(paused ? "  PAUSED" : "")")
+            term.put(1, 0, "game \(match.gamesPlayed + 1), best of \(match.settings.gamesPerMatch)   \(at)   speed ×\(speed)\(paused ? "  PAUSED" : "")")
             let panels = match.players.map { id -> PlayerPanel in
                 let grid = match.mirrors[id]?.grid ?? PlayerGrid()
                 let next = replica.eggValue(game: match.game, round: grid.pairsSpawned)

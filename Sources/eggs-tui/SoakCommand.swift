@@ -127,6 +127,8 @@ struct SoakFleet {
     private(set) var lives: [Child] = []
     private var restartAt: [Int: NetTime] = [:]
     private(set) var kills = 0
+    /// The IDs killed, in order.
+    private(set) var killed: [PeerID] = []
 
     init(folder: String, binary: String, arguments: [String]) {
         self.folder = folder
@@ -151,14 +153,21 @@ struct SoakFleet {
         }
     }
 
-    /// Kills one running peer (SIGKILL, like a crash) and schedules its restart.
+    /// Kills one running peer (SIGKILL, like a crash) and schedules its restart under the same
+    /// ID. One peer is down at a time, so at least one stays up for any fleet of 2 or more; the
+    /// first victim is the highest ID (the coordinator, whose loss is the hardest case), later
+    /// ones are drawn at random.
     mutating func churn(random: inout EggGame.SplitMix64) throws {
-        let running = lives.indices.filter { lives[$0].exitStatus == nil && restartAt[lives[$0].index] == nil }
-        guard running.count > 2 || (running.count == 2 && lives.count < 2) else { return }
-        let victim = running[Int(random.next() % UInt64(running.count))]
+        guard restartAt.isEmpty else { return }
+        let running = lives.indices.filter { lives[$0].exitStatus == nil }
+        guard running.count >= 2 else { return }
+        let victim = kills == 0
+            ? running.max { lives[$0].id < lives[$1].id }!
+            : running[Int(random.next() % UInt64(running.count))]
         lives[victim].killedOnPurpose = true
         kill(lives[victim].pid, SIGKILL)
         kills += 1
+        killed.append(lives[victim].id)
         restartAt[lives[victim].index] = MonotonicClock.now().adding(nanoseconds: 1_000_000_000 + random.next() % 2_000_000_000)
     }
 
@@ -229,7 +238,9 @@ struct SoakFleet {
             let status = child.exitStatus ?? -1
             if status != 0 {
                 crashed += 1
-                reasons.append("peer \(child.id.hex) life \(child.life) exited with status \(status) (see its .stderr)")
+                let said = Self.lastLine(of: "\(folder)/peer\(child.index)-life\(child.life).stderr")
+                reasons.append("peer \(child.id.hex) life \(child.life) exited with status \(Self.describe(status))"
+                               + (said.map { ": \($0)" } ?? " (see its .stderr)"))
             }
         }
         var decided: [String: (UInt64, String)] = [:]
@@ -273,10 +284,26 @@ struct SoakFleet {
         let games = summaries.map(\.games).max() ?? 0
         let wait = summaries.map(\.maxEggWaitMs).max() ?? 0
         let json = "{\"ok\": \(ok), \"peers\": \(Set(lives.map(\.index)).count), \"lives\": \(lives.count), \"killed\": \(kills), "
+            + "\"killedPeers\": [\(killed.map { "\"\($0.hex)\"" }.joined(separator: ", "))], "
             + "\"crashed\": \(crashed), \"killedBeforeLog\": \(unstarted), \"logsVerified\": \(verified), \"checkpoints\": \(checkpoints), \"mismatches\": \(mismatches), "
             + "\"roundsDecided\": \(rounds), \"disagreements\": \(disagreements), \"games\": \(games), "
             + "\"maxEggWaitMs\": \(format3(wait)), \"dir\": \(jsonString(folder))}"
         return Verdict(ok: ok, reasons: reasons, json: json)
+    }
+
+    /// The exit code of a `waitpid` status, or the signal that ended the process.
+    static func describe(_ status: Int32) -> String {
+        let signal = status & 0x7F
+        return signal == 0 ? "\((status >> 8) & 0xFF)" : "signal \(signal)"
+    }
+
+    /// The last non-empty line of a small text file (a child's stderr), if any.
+    static func lastLine(of path: String) -> String? {
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        guard let bytes = FileHandleOutput.readAll(fd, limit: 1 << 16) else { return nil }
+        return String(decoding: bytes, as: UTF8.self).split(separator: "\n").last.map(String.init)
     }
 
     static func verifyLog(_ path: String) throws -> ReplayReport {

@@ -1,0 +1,47 @@
+import PeerNet
+
+extension MatchPeer {
+    /// The local invariants, checked with `precondition` (kept in release builds) when every
+    /// public entry point returns, as PeerNet does. Nothing a remote peer sends can break them:
+    /// what comes off the wire is validated and dropped before it reaches the state. Cheap:
+    /// proportional to players and namespaces, never to queue lengths.
+    func checkInvariants() {
+        precondition(outboxHead <= outbox.count, "the send queue head is inside the queue")
+        precondition(eventsHead <= events.count, "the event queue head is inside the queue")
+        precondition(events.count - eventsHead <= config.eventsMax, "at most eventsMax events wait")
+        precondition(buffered.count <= Self.bufferedMax, "at most bufferedMax deliveries wait for a snapshot")
+        precondition(!isSynced || buffered.isEmpty, "a synced peer buffers nothing")
+        if !isSynced {
+            precondition(match == nil && owner == nil, "a peer without the room's state has no match")
+        }
+        if let view {
+            precondition(syncedMembers.isSubset(of: view.members), "synced members are members")
+            precondition(unheard.isSubset(of: view.members), "members awaited for a hello are members")
+        }
+        precondition(rounds.count <= 3, "at most three egg-round namespaces are held")
+        for (game, r) in rounds { precondition(r.game == game, "a namespace is filed under its game") }
+        for (game, upTo) in votedUpTo {
+            precondition(upTo <= EggRounds.roundsMax, "votes stay within roundsMax (game \(game))")
+        }
+        if let m = match { checkMatchInvariants(m) }
+        if let o = owner {
+            precondition(config.role == .player, "only a player owns a grid")
+            precondition(match?.game == o.game, "the owned grid is of the current game")
+            precondition(match?.players.contains(config.id) == true, "only a player of the match owns a grid")
+            precondition(o.inputsMade >= o.grid.pairsSpawned, "every spawn is an input of the stream")
+        }
+    }
+
+    private func checkMatchInvariants(_ m: MatchState) {
+        precondition((1...MatchMessage.playersMax).contains(m.players.count), "a match has 1 to playersMax players")
+        precondition(Set(m.wins.keys).isSubset(of: m.players), "only players win games")
+        precondition(m.out.isSubset(of: m.players), "only players are out")
+        precondition(Set(m.mirrors.keys).isSubset(of: m.players), "mirrors are of players")
+        precondition(!m.mirrored || m.mirrors.count == m.players.count, "a mirrored game mirrors every player")
+        for mirror in m.mirrors.values {
+            precondition(mirror.queueHead <= mirror.queue.count, "a mirror's queue head is inside its queue")
+            precondition(mirror.queue.count <= Mirror.queueMax, "a mirror's queue stays within queueMax")
+            precondition(mirror.garbageLanded <= mirror.garbageReceived, "a mirror never lands garbage it was not sent")
+        }
+    }
+}

@@ -1,0 +1,226 @@
+import EggGame
+import PeerNet
+import Testing
+@testable import Consensus
+
+/// A hand-driven room for scenarios the view-synchronous harness cannot express (a member cut
+/// off in an old view while the rest of the room starts afresh): each peer's payloads go to the
+/// receivers named at send time, delivered in per-sender FIFO order, senders taken round robin.
+private final class HandRoom {
+    var peers: [PeerID: MatchPeer] = [:]
+    var bots: [PeerID: BotPlayer] = [:]
+    /// Who receives what each peer sends (its current view's members).
+    var audience: [PeerID: [PeerID]] = [:]
+    /// Payloads in flight: queues[receiver][sender].
+    var queues: [PeerID: [PeerID: [[UInt8]]]] = [:]
+    var events: [PeerID: [MatchEvent]] = [:]
+    var now = NetTime.zero
+
+    func add(_ id: PeerID, sendBackpressureAt: Int = 1_024, eventsMax: Int = 1 << 20) {
+        var config = MatchPeerConfig(id: id, name: "p\(id.raw)", voteSeed: id.raw &* 7919 &+ 13)
+        config.lookaheadRounds = 16
+        config.sendBackpressureAt = sendBackpressureAt
+        config.eventsMax = eventsMax
+        peers[id] = MatchPeer(config: config)
+        bots[id] = BotPlayer(level: .insane, seed: id.raw)
+    }
+
+    func install(_ view: MembershipView, at ids: [PeerID]) {
+        for id in ids {
+            audience[id] = view.members
+            peers[id]!.handle(.viewChanged(view), now: now)
+            drain(id)
+        }
+    }
+
+    /// Payloads of peers with no audience (cut off): what PeerNet would hold for the next view.
+    var held: [PeerID: [[UInt8]]] = [:]
+
+    /// Moves `id`'s payloads to its audience (or into `held`) and keeps its events.
+    func drain(_ id: PeerID) {
+        while let payload = peers[id]!.pollSend() {
+            guard let receivers = audience[id] else {
+                held[id, default: []].append(payload)
+                continue
+            }
+            for receiver in receivers { queues[receiver, default: [:]][id, default: []].append(payload) }
+        }
+        while let event = peers[id]!.pollEvent() { events[id, default: []].append(event) }
+    }
+
+    /// Delivers everything in flight to the peers in `ids`, and what that makes them send.
+    func deliverAll(to ids: [PeerID]) {
+        var progressed = true
+        while progressed {
+            progressed = false
+            for receiver in ids {
+                for sender in (queues[receiver] ?? [:]).keys.sorted() where !(queues[receiver]![sender]!.isEmpty) {
+                    let payload = queues[receiver]![sender]!.removeFirst()
+                    peers[receiver]!.handle(.delivered(Delivery(from: sender, seq: 0, payload: payload)), now: now)
+                    drain(receiver)
+                    progressed = true
+                }
+            }
+        }
+    }
+
+    /// One 60 Hz tick of the peers in `ids` (bots move), then deliveries among `deliverTo`.
+    func tick(_ ids: [PeerID], deliverTo: [PeerID]) {
+        now = now.adding(nanoseconds: 16_666_667)
+        for id in ids {
+            if let owner = peers[id]!.owner, let move = bots[id]!.tick(grid: owner.grid, next: peers[id]!.ownerNextPair) {
+                peers[id]!.applyLocal(move, now: now)
+            }
+            peers[id]!.tick(now: now)
+            drain(id)
+        }
+        deliverAll(to: deliverTo)
+    }
+
+    var desyncs: [String] {
+        events.flatMap { id, list in list.compactMap { if case .desync(let d) = $0 { "\(id.hex): \(d)" } else { nil } } }
+    }
+}
+
+@Suite("MatchPeer queues, restarts and invariants")
+struct MatchPeerQueueTests {
+    static let settings = MatchSettings(speed: 9, colors: 4, gamesPerMatch: 3)
+
+    @Test("a survivor cut off mid-game, admitted afresh by a restarted peer: the inputs it queued for the old game are dropped, never applied to the new match's game")
+    func staleInputsOfARestartAreDropped() {
+        let a = PeerID(0x1000), b = PeerID(0x2000)
+        let room = HandRoom()
+        room.add(a)
+        room.add(b)
+        // Views without keys: both room states number their games from 0 (the worst case; see
+        // `firstGame(of:)`), so only the stream itself can tell the old game 0 from the new one.
+        room.install(MembershipView(id: 1, members: [a, b], joined: [a, b]), at: [a, b])
+        for id in [a, b] { room.peers[id]!.setReady(settings: Self.settings, wantsToPlay: true); room.drain(id) }
+        var ticks = 0
+        while (room.peers[a]!.owner?.grid.pairsSpawned ?? 0) < 6 && ticks < 10_000 {
+            room.tick([a, b], deliverTo: [a, b])
+            ticks += 1
+        }
+        #expect(room.peers[a]!.match?.game == 0, "the first game is in progress")
+        // b is killed. a, blocked in the old view, keeps playing game 0; its sends wait.
+        room.queues = [:]
+        room.audience[a] = nil
+        for _ in 0..<300 { room.tick([a], deliverTo: []) }
+        let stale = room.held[a] ?? []
+        // Its queue holds inputs and votes for game 0 (as PeerNet holds them while blocked).
+        #expect(stale.contains { if case .inputs(0, _)? = MatchMessage.decode($0) { true } else { false } })
+        // b restarts under the same ID: it founds a group alone, then admits a as a joiner.
+        room.add(b)
+        room.install(MembershipView(id: 1, members: [b], joined: [b]), at: [b])
+        let merged = MembershipView(id: 2, members: [a, b], joined: [a])
+        room.audience[a] = merged.members
+        // a's queued sends go out first in the new view, then whatever it sends once synced.
+        for payload in stale { for receiver in [a, b] { room.queues[receiver, default: [:]][a, default: []].append(payload) } }
+        room.install(merged, at: [b, a])
+        room.deliverAll(to: [a, b])
+        #expect(room.peers[a]!.isSynced && room.peers[b]!.isSynced)
+        for id in [a, b] { room.peers[id]!.setReady(settings: Self.settings, wantsToPlay: true); room.drain(id) }
+        ticks = 0
+        while (room.peers[b]!.owner?.grid.pairsSpawned ?? 0) < 40 && ticks < 20_000 {
+            room.tick([a, b], deliverTo: [a, b])
+            ticks += 1
+        }
+        #expect(room.peers[b]!.match?.players == [a, b], "a new match of both started")
+        #expect(room.desyncs.isEmpty, "\(room.desyncs.count) desyncs, first \(room.desyncs.prefix(2))")
+        #expect(room.peers[b]!.stats.staleDropped > 0 && room.peers[a]!.stats.staleDropped > 0,
+                "the restarted peer and the survivor itself dropped the survivor's stale sends")
+        #expect(room.peers[a]!.stats.checkpointsVerified > 10 && room.peers[b]!.stats.checkpointsVerified > 10)
+    }
+
+    @Test("a room state founded afresh (new keys after a restart) numbers its games anew; one founded in a view without a key counts from 0")
+    func gameNumbersDoNotRepeat() {
+        let a = PeerID(1), b = PeerID(2)
+        var firsts: Set<UInt32> = []
+        for key in UInt64(1)...200 {
+            var peer = MatchPeer(config: MatchPeerConfig(id: a, name: "a", voteSeed: 1))
+            peer.handle(.viewChanged(MembershipView(id: 1, members: [a, b], joined: [a, b], key: key &* 0x9E37_79B9)))
+            var other = MatchPeer(config: MatchPeerConfig(id: b, name: "b", voteSeed: 2))
+            other.handle(.viewChanged(MembershipView(id: 1, members: [a, b], joined: [a, b], key: key &* 0x9E37_79B9)))
+            #expect(peer.nextGame == other.nextGame, "every member of the founding view agrees")
+            firsts.insert(peer.nextGame)
+        }
+        #expect(firsts.count == 200, "200 foundings, \(firsts.count) distinct first games")
+        var keyless = MatchPeer(config: MatchPeerConfig(id: a, name: "a", voteSeed: 1))
+        keyless.handle(.viewChanged(MembershipView(id: 1, members: [a], joined: [a])))
+        #expect(keyless.nextGame == 0)
+    }
+
+    @Test("a full send queue holds the local player's grid: nothing queued is dropped, and play resumes once it drains")
+    func sendBackpressure() {
+        let a = PeerID(1), b = PeerID(2)
+        let room = HandRoom()
+        room.add(a, sendBackpressureAt: 32)
+        room.add(b)
+        room.install(MembershipView(id: 1, members: [a, b], joined: [a, b], key: 1), at: [a, b])
+        for id in [a, b] { room.peers[id]!.setReady(settings: Self.settings, wantsToPlay: true); room.drain(id) }
+        var ticks = 0
+        while (room.peers[a]!.owner?.grid.pairsSpawned ?? 0) < 4 && ticks < 10_000 {
+            room.tick([a, b], deliverTo: [a, b])
+            ticks += 1
+        }
+        // a's driver stops taking payloads (its send window is full): a ticks without pollSend.
+        var peer = room.peers[a]!
+        let spawnedBefore = peer.owner!.grid.pairsSpawned
+        var queued: [Int] = []
+        for tick in 1...600 {
+            let t = room.now.adding(nanoseconds: UInt64(tick) * 16_666_667)
+            if let owner = peer.owner, let move = room.bots[a]!.tick(grid: owner.grid, next: peer.ownerNextPair) {
+                peer.applyLocal(move, now: t)
+            }
+            peer.tick(now: t)
+            while peer.pollEvent() != nil {}
+            queued.append(peer.pendingSendCount)
+        }
+        room.now = room.now.adding(nanoseconds: 600 * 16_666_667)
+        #expect(queued.max()! <= 32 + 8, "the queue stops growing at the backpressure mark (+ one tick's sends): \(queued.max()!)")
+        #expect(peer.isSendBackpressured && peer.stats.backpressureHolds > 500)
+        #expect(peer.owner!.grid.pairsSpawned - spawnedBefore < 10, "the grid held still")
+        // Everything queued is still there, in order: the peek is what the poll returns.
+        var drained = 0
+        while let next = peer.peekSend() {
+            #expect(peer.pollSend() == next)
+            for receiver in [a, b] { room.queues[receiver, default: [:]][a, default: []].append(next) }
+            drained += 1
+        }
+        #expect(drained == queued.last!)
+        room.peers[a] = peer
+        func verifiedAtB() -> Int {
+            (room.events[b] ?? []).filter { if case .checkpointVerified(a, _, _) = $0 { true } else { false } }.count
+        }
+        let verifiedBefore = verifiedAtB()
+        for _ in 0..<600 { room.tick([a, b], deliverTo: [a, b]) }
+        let verifiedAfter = verifiedAtB()
+        #expect(verifiedAfter > verifiedBefore + 10, "play resumed: b verified \(verifiedBefore) → \(verifiedAfter) checkpoints of a")
+        #expect(room.desyncs.isEmpty, "\(room.desyncs.prefix(2))")
+    }
+
+    @Test("a driver that stops polling events makes the peer trap rather than lose an event")
+    func eventQueueFailsLoudly() async {
+        await #expect(processExitsWith: .failure) {
+            var config = MatchPeerConfig(id: PeerID(1), name: "p", voteSeed: 1)
+            config.eventsMax = 8
+            var peer = MatchPeer(config: config)
+            for id in UInt64(1)...20 {
+                peer.handle(.viewChanged(MembershipView(id: id, members: [PeerID(1)], joined: id == 1 ? [PeerID(1)] : [])))
+            }
+        }
+    }
+
+    @Test("events up to the limit all arrive, in order")
+    func eventQueueKeepsEverything() {
+        var config = MatchPeerConfig(id: PeerID(1), name: "p", voteSeed: 1)
+        config.eventsMax = 64
+        var peer = MatchPeer(config: config)
+        for id in UInt64(1)...20 {
+            peer.handle(.viewChanged(MembershipView(id: id, members: [PeerID(1)], joined: id == 1 ? [PeerID(1)] : [])))
+        }
+        var views: [UInt64] = []
+        while let event = peer.pollEvent() { if case .viewChanged(let v) = event { views.append(v.id) } }
+        #expect(views == Array(1...20))
+    }
+}
