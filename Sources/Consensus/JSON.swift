@@ -265,9 +265,15 @@ private struct JSONParser {
         offset += 1  // opening quote
         // Fast path: most strings (hex IDs, type names) have no escapes.
         var end = offset
-        while end < bytes.count, bytes[end] != UInt8(ascii: "\""), bytes[end] != UInt8(ascii: "\\"), bytes[end] >= 0x20 { end += 1 }
+        var ascii = true
+        while end < bytes.count, bytes[end] != UInt8(ascii: "\""), bytes[end] != UInt8(ascii: "\\"), bytes[end] >= 0x20 {
+            ascii = ascii && bytes[end] < 0x80
+            end += 1
+        }
         if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
-            guard let s = String(validating: bytes[offset..<end], as: UTF8.self) else { throw error("a string is not valid UTF-8", at: open) }
+            // ASCII needs no validation (and String(decoding:) is the fast, specialised path).
+            let s: String? = ascii ? String(decoding: bytes[offset..<end], as: UTF8.self) : String(validating: bytes[offset..<end], as: UTF8.self)
+            guard let s else { throw error("a string is not valid UTF-8", at: open) }
             offset = end + 1
             return s
         }

@@ -87,25 +87,32 @@ public struct LogDigest: @unchecked Sendable {
     static let suffixBytes = 6 + 2 * bytes + 2
     private let mac: HMAC<SHA256>
     private var previous = [UInt8](repeating: 0, count: LogDigest.bytes)
+    /// previous ‖ body ‖ "}" in one contiguous buffer, reused: swift-crypto's generic `update`
+    /// is not specialised across modules, so one call a line instead of three matters.
+    private var scratch: [UInt8] = []
 
     public init(passphrase: String?) {
         let key = SymmetricKey(data: SHA256.hash(data: Array(("eggs-log-v2\u{0}" + (passphrase ?? "")).utf8)))
         mac = HMAC<SHA256>(key: key)
     }
 
+    /// The digest of the next line, `body` (plus a closing brace when `closing`).
     private mutating func next(_ body: ArraySlice<UInt8>, closing: Bool) -> [UInt8] {
+        scratch.removeAll(keepingCapacity: true)
+        scratch.append(contentsOf: previous)
+        scratch.append(contentsOf: body)
+        if closing { scratch.append(UInt8(ascii: "}")) }
         var m = mac
-        m.update(data: previous)
-        m.update(data: body)
-        if closing { m.update(data: [UInt8(ascii: "}")]) }
-        previous = Array(m.finalize().prefix(LogDigest.bytes))
-        return previous
+        m.update(data: scratch)
+        let code = m.finalize()
+        return code.withUnsafeBytes { Array($0.prefix(LogDigest.bytes)) }
     }
 
     /// `body` (one JSON object) with its digest `"d"` as the last key.
     public mutating func seal(_ body: String) -> String {
         precondition(body.hasPrefix("{") && body.hasSuffix("}"), "a log line is one JSON object")
         let digest = next(Array(body.utf8)[...], closing: false)
+        previous = digest
         let hex = digest.map { MessageLog.hex2($0) }.joined()
         return String(body.dropLast()) + ",\"d\":\"" + hex + "\"}"
     }
@@ -126,11 +133,8 @@ public struct LogDigest: @unchecked Sendable {
             }
             written[index] = high << 4 | low
         }
-        let saved = previous
-        guard next(line[line.startIndex..<cut], closing: true) == written else {
-            previous = saved
-            return false
-        }
+        guard next(line[line.startIndex..<cut], closing: true) == written else { return false }
+        previous = written
         return true
     }
 

@@ -180,3 +180,20 @@ struct LogFileTests {
         #expect(negative.stderr.contains("--incoming must be from 0 to 1000"), "\(negative.stderr)")
     }
 }
+
+@Suite("logs and files in tmux", .serialized, .enabled(if: Harness.hasTmux, "tmux is not installed (scripts/setup.sh installs it)"))
+struct LogFileTerminalTests {
+    @Test("play with a log that cannot be written warns on screen, and exits 1 naming the file")
+    func playWarnsWhenTheLogStops() throws {
+        let port = Int.random(in: 20_000...60_000)
+        let session = try TmuxSession(
+            command: "\(Harness.binary) play --interface 127.0.0.1 --port \(port) --room warn-\(port) --log /dev/full; echo EXIT=$?; sleep 60")
+        defer { session.close() }
+        let warning = session.waitFor("cannot write the log '/dev/full'", seconds: 20)
+        #expect(warning != nil, "no warning on screen: \(session.screen())")
+        session.send("q")
+        let exited = session.waitFor("EXIT=", seconds: 20)
+        #expect(exited?.contains("EXIT=1") == true, "\(exited ?? session.screen())")
+        #expect(exited?.contains("eggs-tui: cannot write the log '/dev/full': No space left on device") == true, "\(exited ?? "")")
+    }
+}
