@@ -39,7 +39,10 @@ let package = Package(
             ]
         ),
         // Voting rounds and the replicated match.
-        .target(name: "Consensus", dependencies: ["PeerNet", "EggGame"]),
+        .target(
+            name: "Consensus",
+            dependencies: ["PeerNet", "EggGame", .product(name: "Crypto", package: "swift-crypto")]
+        ),
         // The deterministic simulated network (never NIO).
         .target(name: "EggSim", dependencies: ["PeerNet", "Consensus", "EggGame"]),
         .systemLibrary(

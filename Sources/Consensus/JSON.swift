@@ -50,11 +50,19 @@ public enum JSONValue: Hashable, Sendable {
     /// One line of compact JSON (no spaces, keys in insertion order).
     public var serialized: String {
         var out = ""
-        write(to: &out)
+        write(to: &out, spaced: false)
         return out
     }
 
-    private func write(to out: inout String) {
+    /// One line of JSON with a space after every `,` and `:` (reports people read: summaries,
+    /// verdicts, `resolve`). The same encoder as ``serialized``.
+    public var spacedSerialized: String {
+        var out = ""
+        write(to: &out, spaced: true)
+        return out
+    }
+
+    private func write(to out: inout String, spaced: Bool) {
         switch self {
         case .null: out += "null"
         case .bool(let b): out += b ? "true" : "false"
@@ -64,17 +72,17 @@ public enum JSONValue: Hashable, Sendable {
         case .array(let items):
             out += "["
             for (index, item) in items.enumerated() {
-                if index > 0 { out += "," }
-                item.write(to: &out)
+                if index > 0 { out += spaced ? ", " : "," }
+                item.write(to: &out, spaced: spaced)
             }
             out += "]"
         case .object(let pairs):
             out += "{"
             for (index, (key, value)) in pairs.enumerated() {
-                if index > 0 { out += "," }
+                if index > 0 { out += spaced ? ", " : "," }
                 JSONValue.writeString(key, to: &out)
-                out += ":"
-                value.write(to: &out)
+                out += spaced ? ": " : ":"
+                value.write(to: &out, spaced: spaced)
             }
             out += "}"
         }
@@ -103,18 +111,35 @@ public enum JSONValue: Hashable, Sendable {
 
     /// Parses one JSON document; `nil` on any syntax error or trailing garbage.
     public static func parse(_ text: String) -> JSONValue? {
-        parse(bytes: Array(text.utf8))
+        try? decode(bytes: Array(text.utf8))
     }
 
-    /// Parses one JSON document from UTF-8 bytes (strings are validated as they are read).
+    /// Parses one JSON document from UTF-8 bytes; `nil` on any error.
     public static func parse(bytes: [UInt8]) -> JSONValue? {
+        try? decode(bytes: bytes)
+    }
+
+    /// Parses one JSON document (RFC 8259) from UTF-8 bytes.
+    /// - Throws: ``JSONError`` naming the byte offset and what was wrong there.
+    public static func decode(bytes: [UInt8]) throws(JSONError) -> JSONValue {
         var parser = JSONParser(bytes)
-        guard let value = parser.value(depth: 0) else { return nil }
+        let value = try parser.value(depth: 0)
         parser.skipSpace()
-        return parser.isAtEnd ? value : nil
+        guard parser.isAtEnd else { throw parser.error("trailing characters after the value") }
+        return value
     }
 }
 
+/// Why a JSON text did not parse: `offset` is the 0-based byte offset of the problem.
+public struct JSONError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var offset: Int
+    public var reason: String
+    public var description: String { "byte \(offset + 1): \(reason)" }
+}
+
+/// A strict RFC 8259 reader: no leading zeros, no bare `.`/exponent, numbers in range (integers
+/// in Int64, others finite doubles), surrogate pairs joined and lone surrogates rejected, strings
+/// valid UTF-8 without raw control characters, nesting at most ``depthMax`` deep.
 private struct JSONParser {
     let bytes: [UInt8]
     var offset = 0
@@ -124,94 +149,156 @@ private struct JSONParser {
 
     var isAtEnd: Bool { offset >= bytes.count }
 
+    func error(_ reason: String, at position: Int? = nil) -> JSONError {
+        JSONError(offset: position ?? offset, reason: reason)
+    }
+
     mutating func skipSpace() {
-        while offset < bytes.count, [0x20, 0x09, 0x0a, 0x0d].contains(bytes[offset]) { offset += 1 }
-    }
-
-    mutating func literal(_ word: String) -> Bool {
-        let utf8 = Array(word.utf8)
-        guard bytes.count - offset >= utf8.count, Array(bytes[offset..<offset + utf8.count]) == utf8 else {
-            return false
+        while offset < bytes.count {
+            switch bytes[offset] {
+            case 0x20, 0x09, 0x0a, 0x0d: offset += 1
+            default: return
+            }
         }
-        offset += utf8.count
-        return true
     }
 
-    mutating func value(depth: Int) -> JSONValue? {
-        guard depth < JSONParser.depthMax else { return nil }
+    mutating func literal(_ word: StaticString, _ value: JSONValue) throws(JSONError) -> JSONValue {
+        let count = word.utf8CodeUnitCount
+        let matches = bytes.count - offset >= count && word.withUTF8Buffer { utf8 in
+            (0..<count).allSatisfy { bytes[offset + $0] == utf8[$0] }
+        }
+        guard matches else { throw error("expected \(word)") }
+        offset += count
+        return value
+    }
+
+    mutating func value(depth: Int) throws(JSONError) -> JSONValue {
+        guard depth < JSONParser.depthMax else { throw error("nested deeper than \(JSONParser.depthMax)") }
         skipSpace()
-        guard offset < bytes.count else { return nil }
+        guard offset < bytes.count else { throw error("unexpected end of input") }
         switch bytes[offset] {
-        case UInt8(ascii: "n"): return literal("null") ? .null : nil
-        case UInt8(ascii: "t"): return literal("true") ? .bool(true) : nil
-        case UInt8(ascii: "f"): return literal("false") ? .bool(false) : nil
-        case UInt8(ascii: "\""): return string().map { .string($0) }
-        case UInt8(ascii: "["): return array(depth: depth)
-        case UInt8(ascii: "{"): return object(depth: depth)
-        default: return number()
+        case UInt8(ascii: "n"): return try literal("null", .null)
+        case UInt8(ascii: "t"): return try literal("true", .bool(true))
+        case UInt8(ascii: "f"): return try literal("false", .bool(false))
+        case UInt8(ascii: "\""): return .string(try string())
+        case UInt8(ascii: "["): return try array(depth: depth)
+        case UInt8(ascii: "{"): return try object(depth: depth)
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try number()
+        default: throw error("unexpected character")
         }
     }
 
-    mutating func number() -> JSONValue? {
+    private func isDigit(_ index: Int) -> Bool {
+        index < bytes.count && bytes[index] >= UInt8(ascii: "0") && bytes[index] <= UInt8(ascii: "9")
+    }
+
+    /// Advances past one or more digits; throws if there is none.
+    private mutating func digits(_ what: String) throws(JSONError) {
+        guard isDigit(offset) else { throw error("expected a digit \(what)") }
+        while isDigit(offset) { offset += 1 }
+    }
+
+    mutating func number() throws(JSONError) -> JSONValue {
         let start = offset
-        if offset < bytes.count, bytes[offset] == UInt8(ascii: "-") { offset += 1 }
-        let digits = UInt8(ascii: "0")...UInt8(ascii: "9")
-        while offset < bytes.count, digits.contains(bytes[offset]) { offset += 1 }
-        guard offset > start else { return nil }
+        let negative = bytes[offset] == UInt8(ascii: "-")
+        if negative { offset += 1 }
+        let intStart = offset
+        if offset < bytes.count, bytes[offset] == UInt8(ascii: "0") {
+            offset += 1
+            if isDigit(offset) { throw error("a number has a leading zero", at: intStart) }
+        } else {
+            try digits("in a number")
+        }
+        let intEnd = offset
         var isInteger = true
         if offset < bytes.count, bytes[offset] == UInt8(ascii: ".") {
             isInteger = false
             offset += 1
-            while offset < bytes.count, digits.contains(bytes[offset]) { offset += 1 }
+            try digits("after the decimal point")
         }
         if offset < bytes.count, bytes[offset] == UInt8(ascii: "e") || bytes[offset] == UInt8(ascii: "E") {
             isInteger = false
             offset += 1
             if offset < bytes.count, bytes[offset] == UInt8(ascii: "+") || bytes[offset] == UInt8(ascii: "-") { offset += 1 }
-            while offset < bytes.count, digits.contains(bytes[offset]) { offset += 1 }
+            try digits("in the exponent")
         }
-        if isInteger, offset - start <= 18 {
-            // Up to 18 digits cannot overflow: sum them directly.
+        if isInteger {
+            // Accumulate negatively so Int64.min parses; any overflow is out of range.
             var value: Int64 = 0
-            var index = start
-            let negative = bytes[index] == UInt8(ascii: "-")
-            if negative { index += 1 }
-            guard index < offset else { return nil }
-            while index < offset {
-                value = value * 10 + Int64(bytes[index] - UInt8(ascii: "0"))
-                index += 1
+            for index in intStart..<intEnd {
+                let digit = Int64(bytes[index] - UInt8(ascii: "0"))
+                let (times10, o1) = value.multipliedReportingOverflow(by: 10)
+                let (next, o2) = times10.subtractingReportingOverflow(digit)
+                guard !o1, !o2 else { throw error("integer out of range (64-bit signed)", at: start) }
+                value = next
             }
-            return .int(negative ? -value : value)
+            if negative { return .int(value) }
+            guard value != .min else { throw error("integer out of range (64-bit signed)", at: start) }
+            return .int(-value)
         }
         let text = String(decoding: bytes[start..<offset], as: UTF8.self)
-        return isInteger ? Int64(text).map { .int($0) } : Double(text).map { .double($0) }
+        guard let double = Double(text), double.isFinite else { throw error("number out of range", at: start) }
+        return .double(double)
     }
 
-    mutating func string() -> String? {
+    /// Four hex digits of a `\\u` escape.
+    private mutating func hex4() throws(JSONError) -> UInt32 {
+        guard bytes.count - offset >= 4 else { throw error("a \\u escape needs 4 hex digits") }
+        var code: UInt32 = 0
+        for index in offset..<offset + 4 {
+            let byte = bytes[index]
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: throw error("a \\u escape needs 4 hex digits", at: index)
+            }
+            code = code << 4 | UInt32(digit)
+        }
+        offset += 4
+        return code
+    }
+
+    mutating func string() throws(JSONError) -> String {
+        let open = offset
         offset += 1  // opening quote
         // Fast path: most strings (hex IDs, type names) have no escapes.
         var end = offset
-        while end < bytes.count, bytes[end] != UInt8(ascii: "\""), bytes[end] != UInt8(ascii: "\\"), bytes[end] >= 0x20 { end += 1 }
+        var ascii = true
+        while end < bytes.count, bytes[end] != UInt8(ascii: "\""), bytes[end] != UInt8(ascii: "\\"), bytes[end] >= 0x20 {
+            ascii = ascii && bytes[end] < 0x80
+            end += 1
+        }
         if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
-            defer { offset = end + 1 }
-            return String(validating: bytes[offset..<end], as: UTF8.self)
+            // ASCII needs no validation (and String(decoding:) is the fast, specialised path).
+            let s: String? = ascii ? String(decoding: bytes[offset..<end], as: UTF8.self) : String(validating: bytes[offset..<end], as: UTF8.self)
+            guard let s else { throw error("a string is not valid UTF-8", at: open) }
+            offset = end + 1
+            return s
         }
         var scalars = String.UnicodeScalarView()
-        var raw: [UInt8] = []
-        func flush() -> Bool {
-            guard !raw.isEmpty else { return true }
-            guard let s = String(validating: raw, as: UTF8.self) else { return false }
+        var rawStart = offset
+        func flush(upTo rawEnd: Int) throws(JSONError) {
+            guard rawEnd > rawStart else { return }
+            guard let s = String(validating: bytes[rawStart..<rawEnd], as: UTF8.self) else {
+                throw error("a string is not valid UTF-8", at: rawStart)
+            }
             scalars.append(contentsOf: s.unicodeScalars)
-            raw.removeAll()
-            return true
         }
         while offset < bytes.count {
             let byte = bytes[offset]
+            if byte == UInt8(ascii: "\"") {
+                try flush(upTo: offset)
+                offset += 1
+                return String(scalars)
+            }
+            if byte < 0x20 { throw error("a raw control character in a string") }
+            guard byte == UInt8(ascii: "\\") else { offset += 1; continue }
+            try flush(upTo: offset)
+            let escapeAt = offset
             offset += 1
-            if byte == UInt8(ascii: "\"") { return flush() ? String(scalars) : nil }
-            if byte < 0x20 { return nil }
-            guard byte == UInt8(ascii: "\\") else { raw.append(byte); continue }
-            guard flush(), offset < bytes.count else { return nil }
+            guard offset < bytes.count else { break }
             let escape = bytes[offset]
             offset += 1
             switch escape {
@@ -224,53 +311,63 @@ private struct JSONParser {
             case UInt8(ascii: "b"): scalars.append("\u{08}")
             case UInt8(ascii: "f"): scalars.append("\u{0c}")
             case UInt8(ascii: "u"):
-                guard bytes.count - offset >= 4,
-                      bytes[offset..<offset + 4].allSatisfy({ Character(Unicode.Scalar($0)).isHexDigit }),
-                      let code = UInt32(String(decoding: bytes[offset..<offset + 4], as: UTF8.self), radix: 16), let scalar = Unicode.Scalar(code) else { return nil }
-                offset += 4
+                var code = try hex4()
+                if (0xDC00...0xDFFF).contains(code) { throw error("a lone low surrogate", at: escapeAt) }
+                if (0xD800...0xDBFF).contains(code) {
+                    guard bytes.count - offset >= 6, bytes[offset] == UInt8(ascii: "\\"), bytes[offset + 1] == UInt8(ascii: "u") else {
+                        throw error("a high surrogate without its low surrogate", at: escapeAt)
+                    }
+                    offset += 2
+                    let low = try hex4()
+                    guard (0xDC00...0xDFFF).contains(low) else {
+                        throw error("a high surrogate without its low surrogate", at: escapeAt)
+                    }
+                    code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+                }
+                guard let scalar = Unicode.Scalar(code) else { throw error("an invalid \\u escape", at: escapeAt) }
                 scalars.append(scalar)
-            default: return nil
+            default: throw error("an unknown escape", at: escapeAt)
             }
+            rawStart = offset
         }
-        return nil
+        throw error("an unterminated string", at: open)
     }
 
-    mutating func array(depth: Int) -> JSONValue? {
+    mutating func array(depth: Int) throws(JSONError) -> JSONValue {
         offset += 1
         var items: [JSONValue] = []
         skipSpace()
         if offset < bytes.count, bytes[offset] == UInt8(ascii: "]") { offset += 1; return .array(items) }
         while true {
-            guard let item = value(depth: depth + 1) else { return nil }
-            items.append(item)
+            items.append(try value(depth: depth + 1))
             skipSpace()
-            guard offset < bytes.count else { return nil }
+            guard offset < bytes.count else { throw error("an unterminated array") }
             let byte = bytes[offset]
+            if byte == UInt8(ascii: "]") { offset += 1; return .array(items) }
+            guard byte == UInt8(ascii: ",") else { throw error("expected ',' or ']'") }
             offset += 1
-            if byte == UInt8(ascii: "]") { return .array(items) }
-            if byte != UInt8(ascii: ",") { return nil }
         }
     }
 
-    mutating func object(depth: Int) -> JSONValue? {
+    mutating func object(depth: Int) throws(JSONError) -> JSONValue {
         offset += 1
         var pairs: [(String, JSONValue)] = []
         skipSpace()
         if offset < bytes.count, bytes[offset] == UInt8(ascii: "}") { offset += 1; return .object(pairs) }
         while true {
             skipSpace()
-            guard offset < bytes.count, bytes[offset] == UInt8(ascii: "\""), let key = string() else { return nil }
+            guard offset < bytes.count, bytes[offset] == UInt8(ascii: "\"") else { throw error("expected a key string") }
+            let key = try string()
             skipSpace()
-            guard offset < bytes.count, bytes[offset] == UInt8(ascii: ":") else { return nil }
+            guard offset < bytes.count, bytes[offset] == UInt8(ascii: ":") else { throw error("expected ':'") }
             offset += 1
-            guard let item = value(depth: depth + 1) else { return nil }
-            pairs.append((key, item))
+            pairs.append((key, try value(depth: depth + 1)))
             skipSpace()
-            guard offset < bytes.count else { return nil }
+            guard offset < bytes.count else { throw error("an unterminated object") }
             let byte = bytes[offset]
+            if byte == UInt8(ascii: "}") { offset += 1; return .object(pairs) }
+            guard byte == UInt8(ascii: ",") else { throw error("expected ',' or '}'") }
             offset += 1
-            if byte == UInt8(ascii: "}") { return .object(pairs) }
-            if byte != UInt8(ascii: ",") { return nil }
         }
     }
 }

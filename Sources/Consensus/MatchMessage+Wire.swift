@@ -74,14 +74,14 @@ extension MatchMessage {
         case .snapshot: message = readSnapshot(&r).map { .snapshot($0) }
         case .leave: message = .leave
         }
-        guard let message, r.isAtEnd else { return nil }
+        guard let message, r.isAtEnd, message.isValid else { return nil }
         return message
     }
 
     private static func readHello(_ r: inout ByteReader) -> MatchMessage? {
         guard let name = r.string(maxBytes: Hello.nameBytesMax), let roleRaw = r.u8(),
               let role = PeerRole(rawValue: roleRaw), let version = r.varint(max: 65_535),
-              let rules = r.string(maxBytes: 16) else { return nil }
+              let rules = r.string(maxBytes: rulesBytesMax) else { return nil }
         return .hello(Hello(name: name, role: role, protocolVersion: Int(version), rules: rules))
     }
 
@@ -114,7 +114,7 @@ extension MatchMessage {
             case 0...5: items.append(.move(Move(rawValue: code)!))
             case 6: items.append(.spawn)
             case 7:
-                guard let n = r.varint(max: 6 * 12) else { return nil }
+                guard let n = r.varint(max: UInt64(garbageLandMax)) else { return nil }
                 items.append(.landGarbage(Int(n)))
             default: return nil
             }

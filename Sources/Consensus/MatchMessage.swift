@@ -126,6 +126,21 @@ public struct MatchSnapshot: Hashable, Sendable {
     }
 }
 
+extension MatchSnapshot {
+    /// 1 to ``MatchMessage/playersMax`` players, none twice; `wins` and `pairsSpawned` one per
+    /// player; wins at most the games of the match; `frontier` and every `pairsSpawned` at most
+    /// the rounds a game can have (``EggRounds/roundsMax``), so adopting it allocates a bounded
+    /// amount whatever the sender wrote.
+    public var isValid: Bool {
+        let roundsMax = UInt32(EggRounds.roundsMax)
+        return settings.isValid && (1...MatchMessage.playersMax).contains(players.count)
+            && Set(players).count == players.count
+            && wins.count == players.count && wins.allSatisfy({ (0...settings.gamesPerMatch).contains($0) })
+            && pairsSpawned.count == players.count && pairsSpawned.allSatisfy({ $0 <= roundsMax })
+            && frontier <= roundsMax
+    }
+}
+
 /// The replicated state as of the installation of view `view`, sent to late joiners.
 public struct Snapshot: Hashable, Sendable {
     public var view: UInt64
@@ -137,6 +152,15 @@ public struct Snapshot: Hashable, Sendable {
     public var match: MatchSnapshot?
 
     public static let lobbyEntriesMax = 16
+
+    /// Every field within its limits: at most ``lobbyEntriesMax`` lobby entries, no peer listed
+    /// twice, names within ``Hello/nameBytesMax``, and a valid match part. A snapshot from the
+    /// network or a log is checked before anything is built from it.
+    public var isValid: Bool {
+        guard lobby.count <= Snapshot.lobbyEntriesMax, Set(lobby.map(\.peer)).count == lobby.count,
+              lobby.allSatisfy({ $0.name.utf8.count <= Hello.nameBytesMax }) else { return false }
+        return match?.isValid ?? true
+    }
 
     public init(view: UInt64, matchRound: UInt32, nextGame: UInt32, lobby: [LobbyEntry], match: MatchSnapshot?) {
         self.view = view
@@ -169,6 +193,36 @@ public enum MatchMessage: Hashable, Sendable {
     public static let votesPerMessageMax = 100
     public static let inputsPerMessageMax = 400
     public static let playersMax = 8
+
+    /// Bytes of a hello's rule-set name at most.
+    public static let rulesBytesMax = 16
+
+    /// Every field within its limits (the decoders of both encodings check this, so a message
+    /// off the network or out of a log that breaks one is dropped and counted, never used).
+    public var isValid: Bool {
+        switch self {
+        case .hello(let h):
+            return h.name.utf8.count <= Hello.nameBytesMax && h.rules.utf8.count <= Self.rulesBytesMax
+                && (0...65_535).contains(h.protocolVersion)
+        case .votes(_, let first, let values):
+            return (1...Self.votesPerMessageMax).contains(values.count)
+                && UInt64(first) + UInt64(values.count) <= UInt64(EggRounds.roundsMax)
+        case .startProposal(_, let settings, _):
+            return settings.isValid
+        case .inputs(_, let items):
+            return (1...Self.inputsPerMessageMax).contains(items.count) && items.allSatisfy {
+                if case .landGarbage(let n) = $0 { return (0...Self.garbageLandMax).contains(n) }
+                return true
+            }
+        case .snapshot(let s):
+            return s.isValid
+        case .checkpoint, .gameOverVote, .leave:
+            return true
+        }
+    }
+
+    /// Garbage eggs one landing can bring at most (a whole grid).
+    public static let garbageLandMax = 6 * 12
 
     enum Tag: UInt8 {
         case hello = 1, votes, startProposal, inputs, checkpoint, gameOverVote, snapshot, leave

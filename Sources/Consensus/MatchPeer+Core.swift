@@ -295,6 +295,12 @@ public struct MatchPeer: Sendable {
 
     private mutating func adopt(_ snapshot: Snapshot) {
         guard let view else { return }
+        // Off the network: a snapshot listing a player twice or a frontier past the round limit
+        // is dropped and counted, never built into a match (the decoders check this too).
+        guard snapshot.isValid else {
+            stats.invalidDropped += 1
+            return
+        }
         resetToEmpty()
         for entry in snapshot.lobby { lobby[entry.peer] = Hello(name: entry.name, role: entry.role) }
         matchRound = snapshot.matchRound

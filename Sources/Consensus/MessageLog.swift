@@ -1,24 +1,45 @@
+import Crypto
 import PeerNet
 
 /// The message log (SPEC §5): JSON Lines. A header line, then one line per delivered message
-/// (in delivery order, the peer's own included) and one per view change.
+/// (in delivery order, the peer's own included) and one per view change, and an end line when
+/// the peer closed it:
 ///
-///     {"format":"eggs-log","version":1,"peer":"<16 hex>","room":"eggs","rules":"sfe"}
-///     {"at":<µs>,"view":{"id":1,"members":["<hex>",...],"joined":[...],"departed":[...],"key":"<16 hex>"}}
-///     {"from":"<hex>","seq":1,"at":<µs>,"msg":{"type":"hello",...}}
+///     {"format":"eggs-log","version":2,"peer":"<16 hex>","room":"eggs","rules":"sfe","d":"<32 hex>"}
+///     {"at":<µs>,"view":{"id":1,"members":["<hex>",...],"joined":[...],"departed":[...],"key":"<16 hex>"},"d":"…"}
+///     {"from":"<hex>","seq":1,"at":<µs>,"msg":{"type":"hello",...},"d":"…"}
+///     {"at":<µs>,"end":{"lines":N},"d":"…"}
 ///
-/// A payload that does not decode is logged as `{"type":"invalid","bytes":"<hex>"}` so a replay
-/// counts it the same way.
+/// Every line ends in `"d"`, a running digest of the log up to and including that line (see
+/// ``LogDigest``), so a duplicated, missing, reordered, edited or spliced line breaks the chain at
+/// the first damaged line. A payload that does not decode is logged as
+/// `{"type":"invalid","bytes":"<hex>"}` so a replay counts it the same way.
+///
+/// Limits a reader enforces (a line past one is damage): a line of at most
+/// ``LogReader/lineBytesMax`` bytes, JSON nested at most 32 deep, a room of at most
+/// ``roomBytesMax`` bytes, a rule-set name of at most ``MatchMessage/rulesBytesMax``, a view of at
+/// most ``viewMembersMax`` members with no peer listed twice, an invalid payload of at most
+/// ``MatchMessage/bytesMax`` bytes, and every message within ``MatchMessage/isValid``.
 public enum MessageLog {
     public static let format = "eggs-log"
-    public static let version = 1
+    /// 2: every line carries the running digest `"d"` and a closed log ends with an `"end"` line.
+    public static let version = 2
+    public static let roomBytesMax = 64
+    public static let viewMembersMax = 256
 
+    /// The header line (without its digest; see ``LogDigest/seal(_:)``).
     public static func header(peer: PeerID, room: String, rules: String = "sfe") -> String {
         JSONValue.object([("format", .string(format)), ("version", .int(Int64(version))), ("peer", .string(peer.hex)),
                           ("room", .string(room)), ("rules", .string(rules))]).serialized
     }
 
-    /// The line of one PeerNet event (`nil` for events that are not logged).
+    /// The last line of a log its peer closed (without its digest): `lines` counts the lines
+    /// before it, header included.
+    public static func end(lines: Int, atMicroseconds: Int64) -> String {
+        JSONValue.object([("at", .int(atMicroseconds)), ("end", .object([("lines", .int(Int64(lines)))]))]).serialized
+    }
+
+    /// The line of one PeerNet event (`nil` for events that are not logged), without its digest.
     /// - Parameter atMicroseconds: wall-clock microseconds since the Unix epoch.
     public static func line(for event: PeerNetEvent, atMicroseconds: Int64) -> String? {
         switch event {
@@ -38,9 +59,91 @@ public enum MessageLog {
         }
     }
 
+    /// Seals a whole list of unsealed lines (header first) into log text, one line each.
+    public static func sealed(_ lines: [String], passphrase: String? = nil) -> String {
+        var digest = LogDigest(passphrase: passphrase)
+        return lines.map { digest.seal($0) + "\n" }.joined()
+    }
+
     static func hex2(_ byte: UInt8) -> String {
         let s = String(byte, radix: 16)
         return s.count == 1 ? "0" + s : s
+    }
+}
+
+/// The running digest of a log: line n carries
+/// `d(n) = HMAC-SHA256(key, d(n-1) ‖ line n without its "d")`, truncated to 16 bytes, with
+/// `d(0)` all zeros. The key is SHA-256 of "eggs-log-v2" and the passphrase (none: the empty
+/// one), so only a holder of the room's passphrase can write a log that verifies with it.
+/// Sans-I/O: ``seal(_:)`` for the writer, ``check(_:)`` for the reader.
+///
+/// `@unchecked Sendable`: the keyed HMAC state is a value (swift-crypto copies its digest context
+/// on write) that is only ever copied, never mutated in place, so sharing it is safe; it is kept
+/// ready-keyed because re-keying every line would cost two extra SHA-256 blocks a line.
+public struct LogDigest: @unchecked Sendable {
+    /// Digest bytes kept per line.
+    public static let bytes = 16
+    /// `,"d":"` + 32 hex digits + `"}`: what sealing adds in place of the closing brace.
+    static let suffixBytes = 6 + 2 * bytes + 2
+    private let mac: HMAC<SHA256>
+    private var previous = [UInt8](repeating: 0, count: LogDigest.bytes)
+    /// previous ‖ body ‖ "}" in one contiguous buffer, reused: swift-crypto's generic `update`
+    /// is not specialised across modules, so one call a line instead of three matters.
+    private var scratch: [UInt8] = []
+
+    public init(passphrase: String?) {
+        let key = SymmetricKey(data: SHA256.hash(data: Array(("eggs-log-v2\u{0}" + (passphrase ?? "")).utf8)))
+        mac = HMAC<SHA256>(key: key)
+    }
+
+    /// The digest of the next line, `body` (plus a closing brace when `closing`).
+    private mutating func next(_ body: ArraySlice<UInt8>, closing: Bool) -> [UInt8] {
+        scratch.removeAll(keepingCapacity: true)
+        scratch.append(contentsOf: previous)
+        scratch.append(contentsOf: body)
+        if closing { scratch.append(UInt8(ascii: "}")) }
+        var m = mac
+        m.update(data: scratch)
+        let code = m.finalize()
+        return code.withUnsafeBytes { Array($0.prefix(LogDigest.bytes)) }
+    }
+
+    /// `body` (one JSON object) with its digest `"d"` as the last key.
+    public mutating func seal(_ body: String) -> String {
+        precondition(body.hasPrefix("{") && body.hasSuffix("}"), "a log line is one JSON object")
+        let digest = next(Array(body.utf8)[...], closing: false)
+        previous = digest
+        let hex = digest.map { MessageLog.hex2($0) }.joined()
+        return String(body.dropLast()) + ",\"d\":\"" + hex + "\"}"
+    }
+
+    /// Whether `line` ends in the digest that follows the lines checked before it (it then
+    /// becomes the previous digest). A line without a digest does not check.
+    public mutating func check(_ line: ArraySlice<UInt8>) -> Bool {
+        guard line.count > LogDigest.suffixBytes + 1 else { return false }
+        let cut = line.endIndex - LogDigest.suffixBytes
+        let prefix: StaticString = ",\"d\":\""
+        let shaped = prefix.withUTF8Buffer { p in (0..<p.count).allSatisfy { line[cut + $0] == p[$0] } }
+            && line[line.endIndex - 2] == UInt8(ascii: "\"") && line[line.endIndex - 1] == UInt8(ascii: "}")
+        guard shaped else { return false }
+        var written = [UInt8](repeating: 0, count: LogDigest.bytes)
+        for index in 0..<LogDigest.bytes {
+            guard let high = Self.nibble(line[cut + 6 + 2 * index]), let low = Self.nibble(line[cut + 7 + 2 * index]) else {
+                return false
+            }
+            written[index] = high << 4 | low
+        }
+        guard next(line[line.startIndex..<cut], closing: true) == written else { return false }
+        previous = written
+        return true
+    }
+
+    private static func nibble(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        default: nil
+        }
     }
 }
 
@@ -59,22 +162,34 @@ public enum LogReaderEvent: Hashable, Sendable {
     case needData
     /// The log ended with an incomplete line (the recorder stopped mid-write); reading stops there.
     case truncated(line: Int)
+    /// The end line of a log its peer closed; nothing may follow it.
+    case closed(line: Int)
     case end
 }
 
-/// Reads a log h11-style: ``receive(_:)`` buffers bytes, ``nextEvent()`` parses one line at a time.
+/// Reads a log h11-style: ``receive(_:)`` buffers bytes, ``nextEvent()`` checks and parses one
+/// line at a time. Every value is checked against its limit before use (see ``MessageLog``);
+/// a violation is a ``ReplayError`` naming the line.
 public struct LogReader: Sendable {
     private var buffer: [UInt8] = []
     private var offset = 0
     private var lineNumber = 0
     private var isFinished = false
     private var sawHeader = false
+    private var sawEnd = false
     private var done = false
+    private var digest: LogDigest
+    private let keyed: Bool
 
     /// Lines longer than this are corrupt.
     public static let lineBytesMax = 1 << 16
 
-    public init() {}
+    /// - Parameter passphrase: the room's passphrase, for a log written in a passphrase room.
+    public init(passphrase: String? = nil) {
+        let key = passphrase.flatMap { $0.isEmpty ? nil : $0 }
+        digest = LogDigest(passphrase: key)
+        keyed = key != nil
+    }
 
     public mutating func receive(_ bytes: some Sequence<UInt8>) {
         precondition(!isFinished, "receive after finish")
@@ -85,84 +200,126 @@ public struct LogReader: Sendable {
     public mutating func finish() { isFinished = true }
 
     public mutating func nextEvent() throws(ReplayError) -> LogReaderEvent {
-        while true {
-            if done { return .end }
-            guard let newline = buffer[offset...].firstIndex(of: 0x0a) else {
-                if buffer.count - offset > Self.lineBytesMax { throw ReplayError(line: lineNumber + 1, reason: "line too long") }
-                guard isFinished else { return .needData }
-                done = true
-                let rest = Array(buffer[offset...])
-                offset = buffer.count
-                if rest.allSatisfy({ $0 == 0x20 || $0 == 0x0d || $0 == 0x09 }) { return .end }
-                lineNumber += 1
-                // A last line without its newline: complete JSON is accepted, anything else is truncation.
-                guard let event = try? parse(rest) else { return .truncated(line: lineNumber) }
-                return event
+        if done { return .end }
+        guard let newline = buffer[offset...].firstIndex(of: 0x0a) else {
+            if buffer.count - offset > Self.lineBytesMax { throw ReplayError(line: lineNumber + 1, reason: "line too long") }
+            guard isFinished else { return .needData }
+            done = true
+            let rest = buffer[offset...]
+            offset = buffer.count
+            guard !rest.isEmpty else {
+                if !sawHeader { throw ReplayError(line: 1, reason: "empty log: no eggs-log header") }
+                return .end
             }
-            let line = Array(buffer[offset..<newline])
-            offset = newline + 1
-            if offset > 1 << 20 { buffer.removeFirst(offset); offset = 0 }
             lineNumber += 1
-            if line.allSatisfy({ $0 == 0x20 || $0 == 0x0d || $0 == 0x09 }) { continue }
-            return try parse(line)
+            // A last line without its newline: a whole sealed line is accepted, anything else
+            // is a cut-off line (the recorder stopped mid-write).
+            var probe = digest
+            if sawEnd { throw ReplayError(line: lineNumber, reason: "a line after the end of the log") }
+            if probe.check(rest) { return try parse(rest) }
+            if !sawHeader { throw ReplayError(line: lineNumber, reason: "the header line is cut off (or is no eggs-log header)") }
+            return .truncated(line: lineNumber)
         }
+        let line = buffer[offset..<newline]
+        offset = newline + 1
+        defer { if offset > 1 << 20 { buffer.removeFirst(offset); offset = 0 } }
+        lineNumber += 1
+        if line.count > Self.lineBytesMax { throw ReplayError(line: lineNumber, reason: "line too long") }
+        return try parse(line)
     }
 
-    private mutating func parse(_ bytes: [UInt8]) throws(ReplayError) -> LogReaderEvent {
-        guard let json = JSONValue.parse(bytes: bytes) else {
-            throw ReplayError(line: lineNumber, reason: "not a JSON object")
+    private func damaged(_ reason: String) -> ReplayError { ReplayError(line: lineNumber, reason: reason) }
+
+    private mutating func parse(_ bytes: ArraySlice<UInt8>) throws(ReplayError) -> LogReaderEvent {
+        if sawEnd { throw damaged("a line after the end of the log") }
+        if !digest.check(bytes) {
+            if !sawHeader && bytes.first == UInt8(ascii: "{") && bytes.contains(UInt8(ascii: "d")) {
+                throw damaged(keyed ? "the header's digest does not match: a wrong passphrase, or the log was not written with one"
+                                    : "the header's digest does not match: the log was written with a passphrase (give it), or the header was edited")
+            }
+            if !sawHeader { throw damaged("missing eggs-log header (or the header was edited)") }
+            throw damaged("the line's digest does not match: this line was edited, or a line before it is missing, duplicated, out of order or from another log")
         }
-        if !sawHeader {
-            guard json["format"]?.stringValue == MessageLog.format else {
-                throw ReplayError(line: lineNumber, reason: "missing eggs-log header")
-            }
-            guard json["version"]?.intValue == Int64(MessageLog.version) else {
-                throw ReplayError(line: lineNumber, reason: "unsupported log version")
-            }
-            guard let peer = parseHex16(json["peer"]?.stringValue), let room = json["room"]?.stringValue else {
-                throw ReplayError(line: lineNumber, reason: "header lacks peer or room")
-            }
-            sawHeader = true
-            return .header(peer: PeerID(peer), room: room, rules: json["rules"]?.stringValue ?? "sfe")
+        let json: JSONValue
+        do {
+            json = try JSONValue.decode(bytes: Array(bytes))
+        } catch {
+            throw damaged("not JSON: \(error)")
         }
-        guard let at = json["at"]?.intValue else { throw ReplayError(line: lineNumber, reason: "missing \"at\"") }
-        if let v = json["view"] {
-            let ids: (String) -> [PeerID]? = { key in
-                guard let raw = v[key]?.arrayValue else { return nil }
-                let peers = raw.compactMap { parseHex16($0.stringValue) }.map(PeerID.init)
-                return peers.count == raw.count ? peers : nil
-            }
-            guard let id = v["id"]?.intValue, let members = ids("members"), let joined = ids("joined"),
-                  let departed = ids("departed") else { throw ReplayError(line: lineNumber, reason: "bad view") }
-            // The key (it numbers the games of a room founded in this view) is absent from older logs: 0.
-            var key: UInt64 = 0
-            if let text = v["key"]?.stringValue {
-                guard let parsed = parseHex16(text) else { throw ReplayError(line: lineNumber, reason: "bad view key") }
-                key = parsed
-            }
-            let view = MembershipView(id: UInt64(bitPattern: id), members: members, joined: joined, departed: departed, key: key)
-            return .event(.viewChanged(view), atMicroseconds: at, line: lineNumber)
+        guard case .object = json else { throw damaged("not a JSON object") }
+        if !sawHeader { return try header(json) }
+        guard let at = json["at"]?.intValue, at >= 0 else { throw damaged("missing or negative \"at\"") }
+        if let end = json["end"] {
+            guard end["lines"]?.intValue == Int64(lineNumber - 1) else { throw damaged("the end line counts other lines") }
+            sawEnd = true
+            return .closed(line: lineNumber)
         }
+        if let v = json["view"] { return .event(.viewChanged(try view(v)), atMicroseconds: at, line: lineNumber) }
         guard let from = parseHex16(json["from"]?.stringValue), let seq = json["seq"]?.intValue,
-              let msg = json["msg"] else { throw ReplayError(line: lineNumber, reason: "bad message line") }
+              let msg = json["msg"] else { throw damaged("bad message line") }
         let payload: [UInt8]
         if msg["type"]?.stringValue == "invalid" {
-            guard let hex = msg["bytes"]?.stringValue, let bytes = Self.parseHexBytes(hex) else {
-                throw ReplayError(line: lineNumber, reason: "bad invalid-payload bytes")
+            guard let hex = msg["bytes"]?.stringValue, hex.utf8.count <= 2 * MatchMessage.bytesMax,
+                  let bytes = Self.parseHexBytes(hex) else {
+                throw damaged("bad invalid-payload bytes")
             }
             payload = bytes
         } else {
-            guard let message = MatchMessage(json: msg) else { throw ReplayError(line: lineNumber, reason: "bad \"msg\"") }
+            guard let message = MatchMessage(json: msg) else {
+                throw damaged("bad \"msg\" (a field missing or out of its limits)")
+            }
             payload = message.encoded()
         }
         let delivery = Delivery(from: PeerID(from), seq: UInt64(bitPattern: seq), payload: payload)
         return .event(.delivered(delivery), atMicroseconds: at, line: lineNumber)
     }
 
+    private mutating func header(_ json: JSONValue) throws(ReplayError) -> LogReaderEvent {
+        guard json["format"]?.stringValue == MessageLog.format else { throw damaged("missing eggs-log header") }
+        guard let version = json["version"]?.intValue, version == Int64(MessageLog.version) else {
+            throw damaged("unsupported log version \(json["version"]?.serialized ?? "none") (this build reads \(MessageLog.version))")
+        }
+        guard let peer = parseHex16(json["peer"]?.stringValue), let room = json["room"]?.stringValue,
+              room.utf8.count <= MessageLog.roomBytesMax else {
+            throw damaged("header lacks peer or room, or the room is over \(MessageLog.roomBytesMax) bytes")
+        }
+        let rules = json["rules"]?.stringValue ?? "sfe"
+        guard rules.utf8.count <= MatchMessage.rulesBytesMax else { throw damaged("header's rules over \(MatchMessage.rulesBytesMax) bytes") }
+        sawHeader = true
+        return .header(peer: PeerID(peer), room: room, rules: rules)
+    }
+
+    /// A view line: at most ``MessageLog/viewMembersMax`` members, none twice; joiners among the
+    /// members; departed ones not.
+    private func view(_ v: JSONValue) throws(ReplayError) -> MembershipView {
+        func ids(_ key: String) throws(ReplayError) -> [PeerID] {
+            guard let raw = v[key]?.arrayValue, raw.count <= MessageLog.viewMembersMax else {
+                throw damaged("bad view: \"\(key)\" missing or over \(MessageLog.viewMembersMax) peers")
+            }
+            let peers = raw.compactMap { parseHex16($0.stringValue) }.map(PeerID.init)
+            guard peers.count == raw.count else { throw damaged("bad view: \"\(key)\" holds something not a peer ID") }
+            guard Set(peers).count == peers.count else { throw damaged("bad view: \"\(key)\" names a peer twice") }
+            return peers
+        }
+        guard let id = v["id"]?.intValue, id > 0 else { throw damaged("bad view: no positive \"id\"") }
+        let members = try ids("members"), joined = try ids("joined"), departed = try ids("departed")
+        let set = Set(members)
+        guard joined.allSatisfy(set.contains) else { throw damaged("bad view: a joiner that is not a member") }
+        guard !departed.contains(where: set.contains) else { throw damaged("bad view: a departed peer that is a member") }
+        // The key (it numbers the games of a room founded in this view) is absent from older logs: 0.
+        var key: UInt64 = 0
+        if let text = v["key"]?.stringValue {
+            guard let parsed = parseHex16(text) else { throw damaged("bad view key") }
+            key = parsed
+        }
+        return MembershipView(id: UInt64(id), members: members, joined: joined, departed: departed, key: key)
+    }
+
     static func parseHexBytes(_ hex: String) -> [UInt8]? {
         let utf8 = Array(hex.utf8)
         guard utf8.count % 2 == 0 else { return nil }
         var out: [UInt8] = []
+        out.reserveCapacity(utf8.count / 2)
         for i in stride(from: 0, to: utf8.count, by: 2) {
             guard let byte = UInt8(String(decoding: utf8[i..<i + 2], as: UTF8.self), radix: 16) else { return nil }
             out.append(byte)
@@ -184,6 +341,8 @@ public struct ReplayReport: Sendable {
     public var desyncs: [Desync]
     /// Set when the log ended mid-line.
     public var truncatedAtLine: Int?
+    /// The log ends with its end line (its peer closed it); false for a crashed peer's log.
+    public var complete = false
 
     public var rounds: Int { decisions.count }
 
@@ -198,24 +357,27 @@ public struct ReplayReport: Sendable {
         ]
         if let first = desyncs.first { pairs.append(("mismatch", .string(first.description))) }
         if let line = truncatedAtLine { pairs.append(("truncatedAtLine", .int(Int64(line)))) }
+        pairs.append(("complete", .bool(complete)))
         return JSONValue.object(pairs).serialized
     }
 }
 
 /// Replays a log through the same replica logic and verifies every checkpoint.
 public struct Replay {
-    private var reader = LogReader()
+    private var reader: LogReader
     private var peer: MatchPeer?
     private var messages = 0
     private var desyncs: [Desync] = []
     private var truncatedAt: Int?
+    private var complete = false
 
-    public init() {}
+    /// - Parameter passphrase: the room's passphrase, for a log written in a passphrase room.
+    public init(passphrase: String? = nil) { reader = LogReader(passphrase: passphrase) }
 
     /// Replays a whole log text.
     /// - Throws: ``ReplayError`` naming the 1-based line of a corrupt line.
-    public static func verify(_ text: String) throws(ReplayError) -> ReplayReport {
-        var replay = Replay()
+    public static func verify(_ text: String, passphrase: String? = nil) throws(ReplayError) -> ReplayReport {
+        var replay = Replay(passphrase: passphrase)
         try replay.receive(Array(text.utf8))
         return try replay.finish()
     }
@@ -234,7 +396,7 @@ public struct Replay {
         return ReplayReport(
             ok: desyncs.isEmpty, messages: messages, checkpoints: stats.checkpointsVerified + stats.desyncs - stats.garbageOverdraws,
             players: peer?.lastCheckpoints ?? [:], decisions: peer?.decisionsLog.map(\.value) ?? [],
-            decidedRounds: peer?.decisionsLog ?? [], desyncs: desyncs, truncatedAtLine: truncatedAt)
+            decidedRounds: peer?.decisionsLog ?? [], desyncs: desyncs, truncatedAtLine: truncatedAt, complete: complete)
     }
 
     private mutating func drain() throws(ReplayError) {
@@ -244,6 +406,8 @@ public struct Replay {
             case .truncated(let line):
                 truncatedAt = line
                 return
+            case .closed:
+                complete = true
             case .header(let id, _, _):
                 var config = MatchPeerConfig(id: id, name: "replay", role: .spectator, voteSeed: 0)
                 config.eventsMax = 1 << 20

@@ -7,6 +7,8 @@ public struct BoardParseError: Error, Sendable, Hashable, CustomStringConvertibl
         case tooManyRows
         /// A character that is none of `. R B Y P G O #`.
         case unknownCharacter(Character)
+        /// No row at all (empty or blank input).
+        case noBoard
     }
 
     public let kind: Kind
@@ -23,15 +25,20 @@ public struct BoardParseError: Error, Sendable, Hashable, CustomStringConvertibl
             "line \(line), column \(column): a board has at most \(Board.rowsCount) rows"
         case .unknownCharacter(let character):
             "line \(line), column \(column): unknown character \(quoted(character)); use . R B Y P G O #"
+        case .noBoard:
+            "line \(line), column \(column): no board (the input has no rows)"
         }
     }
 
+    /// A visible ASCII character in quotes; anything else (controls, spaces, non-ASCII) as its
+    /// code points, so a message never carries a raw control character.
     private func quoted(_ character: Character) -> String {
-        character.isWhitespace || !character.isASCII ? "U+\(hex(character))" : "'\(character)'"
+        let scalars = character.unicodeScalars
+        if scalars.count == 1, let scalar = scalars.first, (0x21...0x7E).contains(scalar.value) { return "'\(character)'" }
+        return scalars.map { "U+\(hex($0.value))" }.joined(separator: " ")
     }
 
-    private func hex(_ character: Character) -> String {
-        let scalar = character.unicodeScalars.first!.value
+    private func hex(_ scalar: UInt32) -> String {
         let digits = String(scalar, radix: 16, uppercase: true)
         return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
     }
@@ -39,14 +46,16 @@ public struct BoardParseError: Error, Sendable, Hashable, CustomStringConvertibl
 
 extension Board {
     /// Parses board notation: up to 12 lines of exactly 6 characters, top row first; missing top
-    /// rows are empty; blank lines are ignored. A trailing `\r` on a line is ignored.
+    /// rows are empty; blank lines are ignored (blank input is the empty board). Lines end in LF,
+    /// CRLF or CR.
     /// Eggs may float: the board is returned as written (see ``settle()``).
     public init(notation text: String) throws(BoardParseError) {
         var rows: [[Cell]] = []
         var lineNumber = 0
-        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        // "\r\n" is one Character in Swift, so each ending is its own separator.
+        let lines = text.split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }
+        for line in lines {
             lineNumber += 1
-            let line = rawLine.hasSuffix("\r") ? rawLine.dropLast() : rawLine
             if line.allSatisfy({ $0 == " " || $0 == "\t" }) { continue }
             rows.append(try Board.parseRow(line, lineNumber: lineNumber))
             guard rows.count <= Board.rowsCount else {
@@ -121,6 +130,10 @@ public func resolve(board: Board, incoming: Int) -> ResolveReport {
 
 /// Parses board notation and resolves it; see ``resolve(board:incoming:)``.
 /// - Throws: ``BoardParseError`` naming the line and column of bad input.
+/// Input without a single row (empty or blank) is ``BoardParseError/Kind/noBoard``.
 public func resolveBoard(_ text: String, incoming: Int) throws(BoardParseError) -> ResolveReport {
-    resolve(board: try Board(notation: text), incoming: incoming)
+    guard text.unicodeScalars.contains(where: { !" \t\n\r".unicodeScalars.contains($0) }) else {
+        throw BoardParseError(kind: .noBoard, line: 1, column: 1)
+    }
+    return resolve(board: try Board(notation: text), incoming: incoming)
 }

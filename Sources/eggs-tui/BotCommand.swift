@@ -134,7 +134,13 @@ extension EggsCommand {
     struct Bot: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Run headless bot peers that play matches on the network.",
-            discussion: "Bots get ready when --players players are in the room and play match after match until --seconds or --games is reached, or Ctrl-C."
+            discussion: """
+                Bots get ready when --players players are in the room and play match after match until --seconds or \
+                --games is reached, or Ctrl-C. Each bot writes its own log: with one peer, --log PATH is that log; with \
+                more (--count plus --spectators above 1), each peer's log is PATH with '-<peer ID>' before '.jsonl' \
+                (bots.jsonl gives bots-<id>.jsonl; without .jsonl, PATH-<id>). A log that cannot be written (a full \
+                disk) stops the run: one line naming the file and the error, exit 1.
+                """
         )
 
         @OptionGroup var network: NetworkOptions
@@ -233,6 +239,10 @@ extension EggsCommand {
                 }
                 if let deadline, now >= deadline { break }
                 if games != nil && bots.allSatisfy(\.isDone) { break }
+                if let failure = bots.lazy.compactMap({ $0.peer.logFailure }).first {
+                    for bot in bots { bot.peer.close() }
+                    throw CommandFailure.detected(failure)
+                }
                 if now.nanoseconds >= nextTick {
                     for bot in bots { bot.tick() }
                     nextTick += GameLoop.tickNanoseconds
@@ -244,6 +254,7 @@ extension EggsCommand {
             let reports = bots.map { BotReport(bot: $0) }
             for bot in bots { bot.peer.close() }
             if let summary { try BotReport.write(reports, to: summary) }
+            if let failure = bots.lazy.compactMap({ $0.peer.logFailure }).first { throw CommandFailure.detected(failure) }
             let desyncs = reports.reduce(0) { $0 + $1.desyncs }
             if desyncs > 0 { throw CommandFailure.detected("\(desyncs) checkpoint mismatch(es); see the logs") }
             if let stalled { throw CommandFailure.detected(stalled) }
@@ -299,28 +310,23 @@ struct BotReport {
         log = bot.peer.logPath
     }
 
-    var json: String {
-        let fields: [(String, String)] = [
-            ("peer", "\"\(peer.hex)\""), ("role", "\"\(role)\""), ("games", "\(games)"), ("wins", "\(wins)"),
-            ("checkpointsVerified", "\(checkpointsVerified)"), ("desyncs", "\(desyncs)"),
-            ("maxEggWaitMs", String(format3(maxEggWaitMs))), ("sent", "\(sent)"), ("retransmitted", "\(retransmitted)"),
-            ("droppedInvalid", "\(droppedInvalid)"), ("delivered", "\(delivered)"), ("views", "\(views)"),
-            ("sendHolds", "\(sendHolds)"), ("sendQueued", "\(sendQueued)"), ("staleDropped", "\(staleDropped)"),
-            ("log", jsonString(log)),
-        ]
-        return "{" + fields.map { "\"\($0.0)\": \($0.1)" }.joined(separator: ", ") + "}"
+    var json: JSONValue {
+        .object([
+            ("peer", .string(peer.hex)), ("role", .string(role)), ("games", .int(Int64(games))), ("wins", .int(Int64(wins))),
+            ("checkpointsVerified", .int(Int64(checkpointsVerified))), ("desyncs", .int(Int64(desyncs))),
+            ("maxEggWaitMs", .double((maxEggWaitMs * 1000).rounded() / 1000)), ("sent", .int(Int64(clamping: sent))),
+            ("retransmitted", .int(Int64(clamping: retransmitted))), ("droppedInvalid", .int(Int64(clamping: droppedInvalid))),
+            ("delivered", .int(Int64(clamping: delivered))), ("views", .int(Int64(clamping: views))),
+            ("sendHolds", .int(Int64(clamping: sendHolds))), ("sendQueued", .int(Int64(clamping: sendQueued))),
+            ("staleDropped", .int(Int64(clamping: staleDropped))), ("log", .string(log)),
+        ])
     }
 
     /// Writes the report whole (to a temporary file, then renamed), so a reader never sees half.
+    /// - Throws: ``CommandFailure`` (status 1) naming the file and the error (a full disk).
     static func write(_ reports: [BotReport], to path: String) throws {
-        let text = "{\"bots\": [\n  " + reports.map(\.json).joined(separator: ",\n  ") + "\n]}"
-        let temporary = path + ".tmp"
-        let file = try LogFile(path: temporary)
-        file.write(text)
-        file.close()
-        guard rename(temporary, path) == 0 else {
-            throw CommandFailure.badInput("cannot write the summary '\(path)': \(String(cString: strerror(errno)))")
-        }
+        let text = JSONValue.object([("bots", .array(reports.map(\.json)))]).spacedSerialized
+        try FileHandleOutput.writeFileAtomically(path, text + "\n", what: "summary")
     }
 }
 
@@ -328,9 +334,4 @@ func format3(_ value: Double) -> String {
     let scaled = (value * 1000).rounded()
     let whole = Int(scaled) / 1000, frac = Int(scaled) % 1000
     return "\(whole).\(String(frac + 1000).dropFirst())"
-}
-
-/// `text` as a JSON string literal (the same escaping the message log uses).
-func jsonString(_ text: String) -> String {
-    JSONValue.string(text).serialized
 }

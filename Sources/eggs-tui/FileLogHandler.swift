@@ -14,11 +14,15 @@ struct FileLogHandler: LogHandler {
             file = Mutex(fopen(path, "a"))
         }
 
+        /// Appends `line`; the first write that fails (a full disk) closes the file for good:
+        /// diagnostics never reach the screen, and a half-written stream is worth nothing.
         func write(_ line: String) {
             file.withLock { handle in
-                guard let handle else { return }
-                fputs(line, handle)
-                fflush(handle)
+                guard let current = handle else { return }
+                if fputs(line, current) < 0 || fflush(current) != 0 {
+                    fclose(current)
+                    handle = nil
+                }
             }
         }
     }

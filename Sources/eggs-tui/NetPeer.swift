@@ -22,6 +22,8 @@ final class NetPeer: @unchecked Sendable {
         var net: PeerNetConfig
         var multicast: MulticastOptions
         var logPath: String
+        /// Keys the log's running digest (the room's passphrase).
+        var logPassphrase: String? = nil
     }
 
     let id: PeerID
@@ -30,6 +32,7 @@ final class NetPeer: @unchecked Sendable {
     private var host: PeerHost!
     private var match: MatchPeer
     private let log: LogFile
+    private var isClosed = false
     private var recentEvents = Deque<MatchEvent>()
     /// Times the send window refused a payload (it stayed queued in the match).
     private(set) var sendWindowFull = 0
@@ -51,7 +54,7 @@ final class NetPeer: @unchecked Sendable {
         logPath = options.logPath
         var generator = SystemRandomNumberGenerator()
         match = MatchPeer(config: MatchPeerConfig(id: id, name: options.name, role: options.role, voteSeed: generator.next()))
-        log = try LogFile(path: options.logPath)
+        log = try LogFile(path: options.logPath, sealed: true, passphrase: options.logPassphrase ?? options.net.passphrase)
         log.write(MessageLog.header(peer: id, room: options.net.room))
         host = try PeerHost(config: options.net, options: options.multicast, group: group) { [unowned self] event, core, now in
             self.received(event, core: core, now: now)
@@ -102,12 +105,19 @@ final class NetPeer: @unchecked Sendable {
         }
     }
 
-    /// Says goodbye (a `leave` message and PeerNet's graceful leave) and closes the socket.
+    /// Says goodbye (a `leave` message and PeerNet's graceful leave), closes the socket and
+    /// ends the log with its end line.
     func close() {
+        guard !isClosed else { return }
+        isClosed = true
         withMatch { match, _ in match.leave() }
         host.close()
-        log.close()
+        host.withCore { _ in log.finish(atMicroseconds: Int64(MonotonicClock.wallMicroseconds())) }
     }
+
+    /// Set once the message log could not be written ("cannot write the log '<path>': <error>"):
+    /// the log stopped there; the peer plays on, and the command exits 1 naming it.
+    var logFailure: String? { host.withCore { _ in log.failure } }
 
     private func received(_ event: PeerNetEvent, core: ReliableMulticast, now: NetTime) {
         if let line = MessageLog.line(for: event, atMicroseconds: Int64(MonotonicClock.wallMicroseconds())) {
@@ -154,32 +164,5 @@ final class NetPeer: @unchecked Sendable {
             if recentEvents.count >= 1_024 { recentEvents.removeFirst() }
             recentEvents.append(event)
         }
-    }
-}
-
-/// An append-only log file, one line per write, flushed at once so a crash loses at most
-/// the line being written.
-final class LogFile: @unchecked Sendable {
-    private var fd: Int32
-
-    init(path: String) throws {
-        if let slash = path.lastIndex(of: "/") {
-            NetworkOptions.makeDirectories(String(path[..<slash]))
-        }
-        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else {
-            throw CommandFailure.badInput("cannot write the log '\(path)': \(String(cString: strerror(errno)))")
-        }
-    }
-
-    func write(_ line: String) {
-        guard fd >= 0 else { return }
-        FileHandleOutput.writeAll(fd, line + "\n")
-    }
-
-    func close() {
-        guard fd >= 0 else { return }
-        Glibc.close(fd)
-        fd = -1
     }
 }

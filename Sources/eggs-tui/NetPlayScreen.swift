@@ -190,6 +190,7 @@ final class NetPlayScreen: Screen {
             drawLobby(match, net: screen.net, status: screen.status, incompatible: screen.incompatible, on: term)
         }
         drawFooter(match, on: term)
+        if let failure = peer.logFailure { term.put(term.rows - 2, 0, "warning: \(failure); the match is no longer logged", bold: true) }
     }
 
     private func drawMatch(_ match: MatchPeer, state: MatchState, on term: Terminal) {

@@ -25,7 +25,7 @@ struct NetworkOptions: ParsableArguments {
     @Option(help: "A fixed 64-bit peer ID in hex instead of a random one.")
     var id: String?
 
-    @Option(help: "Where the message log goes (default: under $XDG_STATE_HOME/eggs/).")
+    @Option(help: "Where the message log goes; its directory must exist (default: under $XDG_STATE_HOME/eggs/, created when missing).")
     var log: String?
 
     func validate() throws {
@@ -64,7 +64,8 @@ struct NetworkOptions: ParsableArguments {
         return "\(Self.stateDirectory())/\(peer.hex)-\(time(nil))\(suffix).jsonl"
     }
 
-    /// `$XDG_STATE_HOME/eggs`, default `~/.local/state/eggs`, created when missing.
+    /// `$XDG_STATE_HOME/eggs`, default `~/.local/state/eggs`, created when missing: the only
+    /// directory eggs-tui creates (a user's `--log` must name an existing directory).
     static func stateDirectory() -> String {
         let base: String
         if let xdg = getenv("XDG_STATE_HOME").map({ String(cString: $0) }), xdg.hasPrefix("/") {

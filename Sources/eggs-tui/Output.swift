@@ -9,16 +9,46 @@ enum FileHandleOutput {
     static func stdout(_ line: String) { writeAll(STDOUT_FILENO, line + "\n") }
 
     /// Writes every byte of `text` to `fd`, retrying short writes and EINTR.
-    static func writeAll(_ fd: Int32, _ text: String) {
+    /// - Returns: `nil` when every byte was written, else the `errno` of the failed write
+    ///   (ENOSPC, EIO, EPIPE, ...).
+    @discardableResult
+    static func writeAll(_ fd: Int32, _ text: String) -> Int32? {
         var bytes = Array(text.utf8)[...]
         while !bytes.isEmpty {
             let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
             if written < 0 {
                 if errno == EINTR { continue }
-                return
+                return errno
             }
+            if written == 0 { return EIO }
             bytes = bytes.dropFirst(written)
         }
+        return nil
+    }
+
+    /// Writes `text` to `path` whole or not at all: to `path.tmp` (checked, synced, closed),
+    /// then renamed over `path`, so a reader never sees half a file and a full disk leaves the
+    /// old file in place.
+    /// - Throws: ``CommandFailure`` (status 1) naming the file and the error.
+    static func writeFileAtomically(_ path: String, _ text: String, what: String) throws(CommandFailure) {
+        let temporary = path + ".tmp"
+        func failed(_ code: Int32) -> CommandFailure {
+            unlink(temporary)
+            return .detected("cannot write the \(what) '\(path)': \(String(cString: strerror(code)))")
+        }
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw failed(errno) }
+        if let code = writeAll(fd, text) {
+            close(fd)
+            throw failed(code)
+        }
+        if fsync(fd) != 0 && errno != EINVAL {
+            let code = errno
+            close(fd)
+            throw failed(code)
+        }
+        guard close(fd) == 0 else { throw failed(errno) }
+        guard rename(temporary, path) == 0 else { throw failed(errno) }
     }
 
     /// Reads `fd` to its end, failing past `limit` bytes.

@@ -127,6 +127,9 @@ extension EggsCommand {
                 screen.resumeAfterPractice()
                 if Terminal.interrupted != 0 { break }
             }
+            peer.close()
+            term.restore()
+            if let failure = peer.logFailure { throw CommandFailure.detected(failure) }
         }
     }
 }

@@ -12,8 +12,11 @@ extension EggsCommand {
             discussion: """
                 Keys during playback: space pauses, . steps one message while paused, + and - change \
                 the speed, n seeks to the next game, q quits. --verify replays headless, checks every \
-                checkpoint and prints one JSON line: exit 0 when all match, 1 naming a mismatch, \
-                2 naming a corrupt line. A log cut off mid-line replays up to its last whole line.
+                checkpoint and every line's digest and prints one JSON line: exit 0 when all match, 1 naming \
+                a checkpoint mismatch, 2 naming the first damaged line (an edited, missing, duplicated, \
+                reordered or spliced line; no header; a value out of its limits). A log cut off mid-line \
+                (a killed peer) replays up to its last whole line; "complete" says whether the log has \
+                its end line. A log of a passphrase room needs --passphrase (or EGGS_PASSPHRASE).
                 """
         )
 
@@ -29,6 +32,16 @@ extension EggsCommand {
         @Flag(name: .customLong("no-color"), help: "Draw without colours (NO_COLOR is respected too).")
         var noColor = false
 
+        @Option(help: "The room's passphrase, for a log written in a passphrase room (or set EGGS_PASSPHRASE).")
+        var passphrase: String?
+
+        /// The passphrase from the flag, else from EGGS_PASSPHRASE; empty means none.
+        private var effectivePassphrase: String? {
+            let value = passphrase ?? getenv("EGGS_PASSPHRASE").map { String(cString: $0) }
+            guard let value, !value.isEmpty else { return nil }
+            return value
+        }
+
         func validate() throws {
             guard speed >= 0.25 && speed <= 64 else { throw ValidationError("--speed must be from 0.25 to 64") }
         }
@@ -37,9 +50,13 @@ extension EggsCommand {
             if verify {
                 try runVerify()
             } else {
+                // A missing or unreadable log is said as such, before any terminal is needed.
+                let fd = open(log, O_RDONLY)
+                guard fd >= 0 else { throw CommandFailure.badInput("cannot open '\(log)': \(String(cString: strerror(errno)))") }
+                close(fd)
                 let term = try Terminal(noColor: noColor)
                 defer { term.restore() }
-                let screen = try ReplayScreen(path: log, speed: speed, unicode: term.unicode)
+                let screen = try ReplayScreen(path: log, speed: speed, unicode: term.unicode, passphrase: effectivePassphrase)
                 GameLoop.run(screen, on: term)
                 if let failure = screen.failure { throw failure }
             }
@@ -49,7 +66,7 @@ extension EggsCommand {
             let fd = open(log, O_RDONLY)
             guard fd >= 0 else { throw CommandFailure.badInput("cannot open '\(log)': \(String(cString: strerror(errno)))") }
             defer { close(fd) }
-            var replay = Consensus.Replay()
+            var replay = Consensus.Replay(passphrase: effectivePassphrase)
             var buffer = [UInt8](repeating: 0, count: 1 << 16)
             let report: ReplayReport
             do {

@@ -25,11 +25,11 @@ final class ReplayScreen: Screen {
     /// Logs larger than this are refused (they are read into memory).
     static let logBytesMax = 1 << 30
 
-    init(path: String, speed: Double, unicode: Bool) throws {
+    init(path: String, speed: Double, unicode: Bool, passphrase: String? = nil) throws {
         self.path = path
         self.speed = speed
         self.glyphs = Glyphs(unicode: unicode)
-        var reader = LogReader()
+        var reader = LogReader(passphrase: passphrase)
         let fd = open(path, O_RDONLY)
         guard fd >= 0 else { throw CommandFailure.badInput("cannot open '\(path)': \(String(cString: strerror(errno)))") }
         defer { close(fd) }
@@ -52,6 +52,7 @@ final class ReplayScreen: Screen {
             case .truncated(let line):
                 truncatedAt = line
                 break reading
+            case .closed: break
             case .needData, .end: break reading
             }
         }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Consensus
 import EggGame
 #if canImport(Glibc)
 import Glibc
@@ -11,12 +12,14 @@ extension EggsCommand {
             abstract: "Resolve a board's chain and print it as JSON.",
             discussion: """
                 Reads a board (FILE or standard input): up to 12 lines of exactly 6 characters, \
-                top row first, '.' empty, R B Y P G O eggs, '#' garbage. Lets everything fall, \
+                top row first (LF, CRLF or CR line endings), '.' empty, R B Y P G O eggs, '#' garbage. \
+                Empty input is an error ("no board"). Lets everything fall, \
                 resolves every chain step, lands --incoming garbage eggs, and prints one JSON object.
                 """
         )
 
-        @Option(help: "Garbage eggs to land after the chain.")
+        // Unconditional, so "--incoming -1" is read as a (bad) value, not as an unknown flag.
+        @Option(parsing: .unconditional, help: "Garbage eggs to land after the chain (0 to 1000).")
         var incoming: Int = 0
 
         @Option(help: "The rule set (only 'sfe').")
@@ -27,17 +30,29 @@ extension EggsCommand {
 
         func validate() throws {
             guard rules == "sfe" else { throw ValidationError("unknown rule set '\(rules)' (known: sfe)") }
-            guard (0...1_000).contains(incoming) else { throw ValidationError("--incoming must be from 0 to 1000") }
+            guard (0...1_000).contains(incoming) else { throw ValidationError("--incoming must be from 0 to 1000, not \(incoming)") }
         }
 
         func run() throws {
             let text = try readInput()
             do {
                 let report = try resolveBoard(text, incoming: incoming)
-                FileHandleOutput.stdout(report.json)
+                FileHandleOutput.stdout(Self.json(report).spacedSerialized)
             } catch {
                 throw CommandFailure.badInput("\(file ?? "stdin"): \(error)")
             }
+        }
+
+        /// SPEC §4's object, from the one JSON encoder: chain, steps, garbage, board.
+        static func json(_ report: ResolveReport) -> JSONValue {
+            .object([
+                ("chain", .int(Int64(report.chain.chain))),
+                ("steps", .array(report.chain.steps.map {
+                    .object([("popped", .int(Int64($0.popped))), ("garbageCleared", .int(Int64($0.garbageCleared)))])
+                })),
+                ("garbage", .int(Int64(report.chain.garbage))),
+                ("board", .array(report.board.notationRows.map { .string($0) })),
+            ])
         }
 
         private func readInput() throws -> String {

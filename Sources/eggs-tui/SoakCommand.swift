@@ -57,9 +57,13 @@ extension EggsCommand {
             var generator = SystemRandomNumberGenerator()
             var random = EggGame.SplitMix64(seed: seed ?? generator.next())
             let folder = dir ?? NetworkOptions.stateDirectory() + "/soak-\(time(nil))"
-            NetworkOptions.makeDirectories(folder)
+            // Only the default folder's parents are created; a --dir must be in an existing directory.
+            if mkdir(folder, 0o755) != 0 && errno != EEXIST {
+                throw CommandFailure.badInput("cannot create the folder '\(folder)': \(String(cString: strerror(errno)))")
+            }
             let firstID = network.peerID().raw & ~0xFF
             var fleet = SoakFleet(folder: folder, binary: Self.selfPath(), arguments: childArguments())
+            fleet.passphrase = network.effectivePassphrase
             for index in 0..<peers { try fleet.start(index: index, id: PeerID(firstID | UInt64(index + 1))) }
             FileHandleOutput.stderr("soak: \(peers) peers, \(Int(seconds)) s, logs in \(folder)\(churn ? ", with churn" : "")")
             StopSignals.install()
@@ -129,6 +133,8 @@ struct SoakFleet {
     private(set) var kills = 0
     /// The IDs killed, in order.
     private(set) var killed: [PeerID] = []
+    /// Checks the peers' log digests (a passphrase room's logs are keyed by it).
+    var passphrase: String?
 
     init(folder: String, binary: String, arguments: [String]) {
         self.folder = folder
@@ -253,7 +259,7 @@ struct SoakFleet {
                 continue
             }
             do {
-                let report = try Self.verifyLog(child.log)
+                let report = try Self.verifyLog(child.log, passphrase: passphrase)
                 verified += 1
                 checkpoints += report.checkpoints
                 if !report.desyncs.isEmpty {
@@ -283,11 +289,15 @@ struct SoakFleet {
         if rounds == 0 { reasons.append("no round was decided") }
         let games = summaries.map(\.games).max() ?? 0
         let wait = summaries.map(\.maxEggWaitMs).max() ?? 0
-        let json = "{\"ok\": \(ok), \"peers\": \(Set(lives.map(\.index)).count), \"lives\": \(lives.count), \"killed\": \(kills), "
-            + "\"killedPeers\": [\(killed.map { "\"\($0.hex)\"" }.joined(separator: ", "))], "
-            + "\"crashed\": \(crashed), \"killedBeforeLog\": \(unstarted), \"logsVerified\": \(verified), \"checkpoints\": \(checkpoints), \"mismatches\": \(mismatches), "
-            + "\"roundsDecided\": \(rounds), \"disagreements\": \(disagreements), \"games\": \(games), "
-            + "\"maxEggWaitMs\": \(format3(wait)), \"dir\": \(jsonString(folder))}"
+        let int = { (n: Int) in JSONValue.int(Int64(n)) }
+        let json = JSONValue.object([
+            ("ok", .bool(ok)), ("peers", int(Set(lives.map(\.index)).count)), ("lives", int(lives.count)), ("killed", int(kills)),
+            ("killedPeers", .array(killed.map { .string($0.hex) })),
+            ("crashed", int(crashed)), ("killedBeforeLog", int(unstarted)), ("logsVerified", int(verified)),
+            ("checkpoints", int(checkpoints)), ("mismatches", int(mismatches)), ("roundsDecided", int(rounds)),
+            ("disagreements", int(disagreements)), ("games", int(games)),
+            ("maxEggWaitMs", .double((wait * 1000).rounded() / 1000)), ("dir", .string(folder)),
+        ]).spacedSerialized
         return Verdict(ok: ok, reasons: reasons, json: json)
     }
 
@@ -306,11 +316,11 @@ struct SoakFleet {
         return String(decoding: bytes, as: UTF8.self).split(separator: "\n").last.map(String.init)
     }
 
-    static func verifyLog(_ path: String) throws -> ReplayReport {
+    static func verifyLog(_ path: String, passphrase: String? = nil) throws -> ReplayReport {
         let fd = open(path, O_RDONLY)
         guard fd >= 0 else { throw CommandFailure.badInput("cannot open \(path)") }
         defer { close(fd) }
-        var replay = Replay()
+        var replay = Replay(passphrase: passphrase)
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         while true {
             let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }

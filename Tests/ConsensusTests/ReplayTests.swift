@@ -3,7 +3,8 @@ import PeerNet
 import Testing
 @testable import Consensus
 
-/// Plays a 2-player bot match with peer 1's log recorded; returns the harness and the log lines.
+/// Plays a 2-player bot match with peer 1's log recorded; returns the harness and the log lines
+/// (unsealed: ``MessageLog/sealed(_:passphrase:)`` makes them a log).
 func recordedMatch(seed: UInt64) -> (VSHarness, PeerID, [String]) {
     let h = VSHarness(seed: seed)
     let first = PeerID(0x1000_0000_0001)
@@ -24,7 +25,7 @@ struct ReplayTests {
     func roundTrip() throws {
         let (h, id, lines) = recordedMatch(seed: 7)
         #expect(lines.first?.contains("\"format\":\"eggs-log\"") == true)
-        let report = try Replay.verify(lines.joined(separator: "\n") + "\n")
+        let report = try Replay.verify(MessageLog.sealed(lines))
         #expect(report.ok)
         #expect(report.truncatedAtLine == nil)
         #expect(report.checkpoints == h.peers[id]!.stats.checkpointsVerified)
@@ -42,7 +43,7 @@ struct ReplayTests {
         let hashStart = try #require(line.range(of: "\"hash\":\"")).upperBound
         let digit = line[hashStart]
         lines[index] = line.replacingCharacters(in: hashStart...hashStart, with: digit == "0" ? "1" : "0")
-        let report = try Replay.verify(lines.joined(separator: "\n") + "\n")
+        let report = try Replay.verify(MessageLog.sealed(lines))
         #expect(!report.ok)
         #expect(report.desyncs.count >= 1)
         #expect(report.json.contains("\"mismatch\":\"desync: player"))
@@ -54,14 +55,15 @@ struct ReplayTests {
         let inputs = lines.indices.filter { lines[$0].contains("\"type\":\"inputs\"") && lines[$0].contains("\"drop\"") }
         let index = try #require(inputs.dropFirst(3).first)
         lines.remove(at: index)
-        let report = try Replay.verify(lines.joined(separator: "\n") + "\n")
+        let report = try Replay.verify(MessageLog.sealed(lines))
         #expect(!report.ok)
     }
 
     @Test("a truncated last line stops the replay there and says so")
     func truncatedLine() throws {
         let (_, _, lines) = recordedMatch(seed: 10)
-        let cut = lines.dropLast().joined(separator: "\n") + "\n" + String(lines.last!.prefix(lines.last!.count / 2))
+        let sealed = MessageLog.sealed(lines).split(separator: "\n").map(String.init)
+        let cut = sealed.dropLast().joined(separator: "\n") + "\n" + String(sealed.last!.prefix(sealed.last!.count / 2))
         let report = try Replay.verify(cut)
         #expect(report.truncatedAtLine == lines.count)
     }
@@ -69,13 +71,13 @@ struct ReplayTests {
     @Test("a corrupt line in the middle is an error naming its 1-based line number")
     func corruptLine() {
         let (_, _, lines) = recordedMatch(seed: 11)
-        var broken = lines
+        var broken = MessageLog.sealed(lines).split(separator: "\n").map(String.init)
         broken[5] = "{\"from\": nonsense"
-        #expect(throws: ReplayError(line: 6, reason: "not a JSON object")) {
+        let error = #expect(throws: ReplayError.self) {
             _ = try Replay.verify(broken.joined(separator: "\n") + "\n")
         }
-        var noHeader = lines
-        noHeader.removeFirst()
-        #expect(throws: ReplayError.self) { _ = try Replay.verify(noHeader.joined(separator: "\n")) }
+        #expect(error?.line == 6)
+        let noHeader = MessageLog.sealed(Array(lines.dropFirst()))
+        #expect(throws: ReplayError.self) { _ = try Replay.verify(noHeader) }
     }
 }

@@ -139,7 +139,7 @@ struct BotAndReplayTests {
         }
     }
 
-    @Test("replay --verify: good, flipped checkpoint, removed message, truncated line, corrupt line")
+    @Test("replay --verify: good, edited checkpoint, removed message, truncated line, corrupt line")
     func replayChecksLogs() throws {
         let directory = try Self.temporaryDirectory("replay")
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -160,9 +160,11 @@ struct BotAndReplayTests {
         flipped[checkpoint].replaceSubrange(flippedHash, with: #""hash":"0123456789abcdef""#)
         let flippedPath = directory + "/flipped.jsonl"
         try (flipped.joined(separator: "\n") + "\n").write(toFile: flippedPath, atomically: true, encoding: .utf8)
+        // The line's digest no longer matches: exit 2 naming it (a re-sealed edit that only
+        // the checkpoints catch exits 1: ConsensusTests' ReplayTests).
         let (mismatch, _) = try Self.verify(flippedPath)
-        #expect(mismatch.status == 1)
-        #expect(mismatch.stderr.contains("mismatch"), "stderr: \(mismatch.stderr)")
+        #expect(mismatch.status == 2)
+        #expect(mismatch.stderr.contains("line \(checkpoint + 1):"), "stderr: \(mismatch.stderr)")
 
         // A removed move message: the mirror diverges from its owner's checkpoints.
         let move = try #require(lines.firstIndex {
@@ -173,7 +175,8 @@ struct BotAndReplayTests {
         let removedPath = directory + "/removed.jsonl"
         try (removed.joined(separator: "\n") + "\n").write(toFile: removedPath, atomically: true, encoding: .utf8)
         let (broken, _) = try Self.verify(removedPath)
-        #expect(broken.status == 1, "a log with a removed move still verified: \(broken.stdout)")
+        #expect(broken.status == 2, "a log with a removed move still verified: \(broken.stdout)")
+        #expect(broken.stderr.contains("line \(move + 1):"), "stderr: \(broken.stderr)")
 
         // A log cut off mid-line replays up to its last whole line and says so.
         let truncatedPath = directory + "/truncated.jsonl"
