@@ -138,6 +138,8 @@ struct StartVote: Hashable, Sendable {
 enum StreamItem: Hashable, Sendable {
     case input(StreamInput)
     case checkpoint(pairs: UInt32, hash: UInt64)
+    /// The owner's game clock at this point of its stream (see ``MatchMessage/clock(game:tick:)``).
+    case clock(tick: UInt32)
 }
 
 /// One player's mirrored grid.
@@ -153,6 +155,13 @@ public struct Mirror: Sendable {
     public internal(set) var inputsApplied = 0
     /// A garbage overdraw of this mirror was reported (once).
     var overdrawReported = false
+    /// The latest game clock the owner published (it was alive at, or topped out on, that tick).
+    public internal(set) var clock: UInt32?
+    /// The tick of the owner's game clock on which it topped out, once its stream said so.
+    public internal(set) var toppedOutTick: UInt32?
+    /// The longest chain of the game so far, and the garbage its spawns sent (for results).
+    public internal(set) var largestChain = 0
+    public internal(set) var garbageSent = 0
     public var isToppedOut: Bool { grid.state == .toppedOut }
 
     static let queueMax = 1 << 16
@@ -172,7 +181,8 @@ public struct MatchState: Sendable {
     public internal(set) var mirrors: [PeerID: Mirror] = [:]
     var gameOver = OneShotVote<PeerID?>()
     var myGameOverVote: PeerID??
-    var gamesPlayed = 0
+    /// Games of this match finished so far (the game in progress is `gamesPlayed + 1`).
+    public internal(set) var gamesPlayed = 0
     /// Pairs spawned per player (from the snapshot for an unmirrored game).
     var spawnedBase: [PeerID: Int] = [:]
 
@@ -193,4 +203,9 @@ public struct OwnerState: Sendable {
     var waitingSince: NetTime?
     var checkpointDue = false
     public internal(set) var isOut = false
+    /// The game clock: ticks since the game began here.
+    public internal(set) var ticks: UInt32 = 0
+    /// The last game clock put in the stream, and whether the top-out tick is still to be sent.
+    var clockSent: UInt32?
+    var topOutClockDue = false
 }
