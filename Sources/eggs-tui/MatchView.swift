@@ -73,12 +73,18 @@ struct MatchView {
         return rowsNeeded * panelHeight + 3 <= rows
     }
 
-    static func draw(_ panels: [PlayerPanel], on term: Terminal, glyphs: Glyphs, top: Int) {
+    /// Where the panels went: the middle row of the area they cover (for a banner over them).
+    struct Area {
+        var centreRow: Int
+    }
+
+    @discardableResult
+    static func draw(_ panels: [PlayerPanel], on term: Terminal, glyphs: Glyphs, top: Int) -> Area {
         if panels.count * fullWidth <= term.columns {
             for (index, panel) in panels.enumerated() {
                 drawPanel(panel, on: term, glyphs: glyphs, y: top, x: index * fullWidth, compact: false)
             }
-            return
+            return Area(centreRow: top + panelHeight / 2)
         }
         var rest = panels
         if let local = rest.firstIndex(where: \.isLocal) {
@@ -92,6 +98,7 @@ struct MatchView {
             let x = fullWidth + (index % perRow) * compactWidth
             drawPanel(panel, on: term, glyphs: glyphs, y: y, x: x, compact: true)
         }
+        return Area(centreRow: top + panelHeight / 2)
     }
 
     private static func drawPanel(_ panel: PlayerPanel, on term: Terminal, glyphs: Glyphs, y: Int, x: Int, compact: Bool) {
