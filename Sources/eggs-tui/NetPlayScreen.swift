@@ -348,7 +348,8 @@ final class NetPlayScreen: Screen {
     }
 
     private func drawLobby(_ match: MatchPeer, net: PeerNetStats, status: PeerNetStatus, incompatible: [PeerID: UInt16], on term: Terminal) {
-        term.put(0, 0, "eggs — lobby of room '\(room)' — you are \(name) (\(peer.id.hex))", bold: true)
+        let me = term.columns >= 100 ? "\(name) (\(peer.id.hex))" : name
+        term.put(0, 0, "eggs — lobby of room '\(room)' — you are \(me)", bold: true)
         let state: String
         switch status {
         case .joining: state = "looking for peers…"
@@ -358,7 +359,10 @@ final class NetPlayScreen: Screen {
         case .left: state = "left"
         }
         term.put(1, 0, "network: \(state)")
-        term.put(3, 2, "peer              name                      role        ready  version  rtt/loss", bold: true)
+        // Below 100 columns the peer column shows the ID's last 8 hex digits and names get 16.
+        let wide = term.columns >= 100
+        let idWidth = wide ? 16 : 8, nameWidth = wide ? 24 : 16
+        term.put(3, 2, "\(pad("peer", idWidth))  \(pad("name", nameWidth))  role        ready  version  rtt/loss", bold: true)
         var row = 4
         let ready = match.readyPeers
         for id in match.view?.members ?? [] {
@@ -368,7 +372,7 @@ final class NetPlayScreen: Screen {
             let version = hello.map { "v\($0.protocolVersion)" } ?? "?"
             let label = (hello?.name ?? "…") + (id == peer.id ? " (you)" : "")
             let link = id == peer.id ? "" : (linkText(id) ?? "")
-            term.put(row, 2, "\(id.hex)  \(pad(label, 24))  \(pad(role, 10))  \(pad(mark, 5))  \(pad(version, 7))  \(link)",
+            term.put(row, 2, "\(id.hex.suffix(idWidth))  \(pad(label, nameWidth))  \(pad(role, 10))  \(pad(mark, 5))  \(pad(version, 7))  \(link)",
                      pair: id == peer.id ? Terminal.pairAccent : 0)
             row += 1
         }
@@ -381,13 +385,22 @@ final class NetPlayScreen: Screen {
             row += 1
         }
         row += 1
-        term.put(row, 2, "match settings (yours; the highest-ID proposal wins): speed \(settings.speed)  colours \(settings.colors)  best of \(settings.gamesPerMatch)")
-        row += 1
+        row = putWrapped(row, "match settings (yours; the highest-ID proposal wins): speed \(settings.speed)  colours \(settings.colors)  best of \(settings.gamesPerMatch)", on: term)
         if match.isReady {
-            term.put(row, 2, "You are ready. The match starts when every peer in the room is ready.", bold: true)
+            _ = putWrapped(row, "You are ready. The match starts when every peer in the room is ready.", on: term, bold: true)
         } else {
-            term.put(row, 2, "\(keys.label(.ready)): ready   s: speed   c: colours   g: games   b: practice vs a local \(practiceLevel.rawValue) bot (l: level)")
+            _ = putWrapped(row, "\(keys.label(.ready)): ready   s: speed   c: colours   g: games   b: practice vs a local \(practiceLevel.rawValue) bot (l: level)", on: term)
         }
+    }
+
+    /// Writes `text` from `row`, indented by 2, word-wrapped to the terminal; returns the next row.
+    private func putWrapped(_ row: Int, _ text: String, on term: Terminal, bold: Bool = false) -> Int {
+        var next = row
+        for line in GameLoop.wrap(text, width: max(10, term.columns - 2)) {
+            term.put(next, 2, line, bold: bold)
+            next += 1
+        }
+        return next
     }
 
     private func drawFooter(_ match: MatchPeer, on term: Terminal) {

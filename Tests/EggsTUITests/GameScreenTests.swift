@@ -214,6 +214,58 @@ struct GameScreenTests {
         #expect(session.waitFor("EXIT=0") != nil, "screen: \(session.screen())")
     }
 
+    @Test("at 80x24 both boards, the title and the key hints are whole, the boards centred; at 120x40 cells are 4x2")
+    func boardsFitTheTerminal() throws {
+        let small = try TmuxSession(
+            command: "\(Harness.binary) play --practice --seed 6 --name fit; echo EXIT=$?; sleep 60", width: 80, height: 24)
+        defer { small.close() }
+        let screen = try #require(small.waitFor("fit"), "the game did not start: \(small.screen())")
+        let lines = screen.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let top = try #require(lines.first { $0.contains("┌") })
+        let bottom = try #require(lines.first { $0.contains("└") })
+        #expect(top.filter { $0 == "┌" }.count == 2 && top.filter { $0 == "┐" }.count == 2, "top borders: \(top)")
+        #expect(bottom.filter { $0 == "└" }.count == 2 && bottom.filter { $0 == "┘" }.count == 2, "bottom borders: \(bottom)")
+        #expect(Harness.gridBottomRows(screen).map(\.count) == [12, 12], "grid rows: \(Harness.gridBottomRows(screen))")
+        let left = top.prefix { $0 == " " }.count
+        let right = 80 - top.count
+        #expect(left >= 10 && abs(left - right) <= 12, "not centred: \(left) columns left, \(right) right: \(top)")
+        #expect(Self.firstMatch(#"[0-9]+:[0-9]{2}$"#, in: lines[0].trimmingCharacters(in: .whitespaces)) != nil, "title cut: \(lines[0])")
+        let hints = try #require(lines.last { !$0.trimmingCharacters(in: .whitespaces).isEmpty })
+        #expect(hints.hasSuffix("q quit") && hints.contains("z/x rotate"), "key hints: \(hints)")
+        small.send("q")
+        small.send("y")
+        #expect(small.waitFor("EXIT=0") != nil)
+
+        let large = try TmuxSession(
+            command: "\(Harness.binary) play --practice --seed 6 --name big; echo EXIT=$?; sleep 60", width: 120, height: 40)
+        defer { large.close() }
+        let big = try #require(large.waitFor("big"), "the game did not start: \(large.screen())")
+        let border = "┌" + String(repeating: "─", count: 24) + "┐"
+        #expect(big.components(separatedBy: border).count == 3, "no 4x2 cells: \(big)")
+        #expect(Harness.gridBottomRows(big).map(\.count) == [24, 24])
+        large.send("q")
+        large.send("y")
+        #expect(large.waitFor("EXIT=0") != nil)
+    }
+
+    @Test("the lobby at 80x24: the settings and every key are shown, wrapped rather than cut")
+    func lobbyFits() throws {
+        let port = Int.random(in: 20_000...60_000)
+        let state = try BotAndReplayTests.temporaryDirectory("lobby-fit")
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let session = try TmuxSession(
+            command: "\(Harness.binary) play --interface 127.0.0.1 --port \(port) --room fit-\(port) --name narrow; echo EXIT=$?; sleep 60",
+            width: 80, height: 24, environment: ["XDG_STATE_HOME": state])
+        defer { session.close() }
+        let screen = try #require(session.waitFor("narrow (you)"), "the lobby does not list this peer: \(session.screen())")
+        let text = Self.joined(screen)
+        for phrase in ["(l: level)", "best of 1", "r: ready", "b: practice", "narrow (you)", "rtt/loss"] {
+            #expect(text.contains(phrase), "the lobby lacks '\(phrase)': \(screen)")
+        }
+        session.send("q")
+        #expect(session.waitFor("EXIT=0") != nil)
+    }
+
     @Test("the lobby's b starts a practice match against a local bot; leaving it returns to the lobby")
     func lobbyPractice() throws {
         let port = Int.random(in: 20_000...60_000)

@@ -47,6 +47,22 @@ enum Harness {
         return Result(status: process.terminationStatus, stdout: outData.wait(), stderr: errData.wait())
     }
 
+    /// The bottom row of every full-size grid on a screen, left to right: the text between the
+    /// side borders on the line just above the bottom borders (normal or large cells alike).
+    static func gridBottomRows(_ screen: String) -> [String] {
+        let lines = screen.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        guard let bottom = lines.firstIndex(where: { $0.contains("└") }), bottom > 0 else { return [] }
+        let parts = lines[bottom - 1].split(separator: "│", omittingEmptySubsequences: false).map(String.init)
+        // "<left> │cells│ next … │cells│ …": the cells are every other part after the first.
+        return stride(from: 1, to: parts.count, by: 2).map { parts[$0] }
+    }
+
+    /// Whether the bottom-left cell of a grid row from ``gridBottomRows(_:)`` holds an egg or garbage.
+    static func leftCellFilled(_ row: String) -> Bool {
+        guard let first = row.first else { return false }
+        return first != "·" && first != " "
+    }
+
     /// Whether tmux is installed (scripts/setup.sh installs it).
     static var hasTmux: Bool {
         FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux") || FileManager.default.isExecutableFile(atPath: "/usr/local/bin/tmux")
