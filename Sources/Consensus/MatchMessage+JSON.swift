@@ -25,6 +25,8 @@ extension MatchMessage {
         case .gameOverVote(let game, let winner):
             return .object([("type", .string("gameOver")), ("game", .int(Int64(game))),
                             ("winner", winner.map { .string($0.hex) } ?? .null)])
+        case .clock(let game, let tick):
+            return .object([("type", .string("clock")), ("game", .int(Int64(game))), ("tick", .int(Int64(tick)))])
         case .snapshot(let s):
             return Self.json(s)
         case .leave:
@@ -120,6 +122,9 @@ extension MatchMessage {
                 guard let raw = parseHex16(winner.stringValue) else { return nil }
                 return .gameOverVote(game: game, winner: PeerID(raw))
             }
+        case "clock":
+            guard let game = u32("game"), let tick = u32("tick") else { return nil }
+            self = .clock(game: game, tick: tick)
         case "snapshot":
             guard let snapshot = Self.parseSnapshot(json) else { return nil }
             return .snapshot(snapshot)

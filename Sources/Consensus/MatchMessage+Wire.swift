@@ -38,6 +38,10 @@ extension MatchMessage {
             w.varint(UInt64(game))
             w.u8(winner == nil ? 0 : 1)
             if let winner { w.fixed64(winner.raw) }
+        case .clock(let game, let tick):
+            w.u8(Tag.clock.rawValue)
+            w.varint(UInt64(game))
+            w.varint(UInt64(tick))
         case .snapshot(let snapshot):
             w.u8(Tag.snapshot.rawValue)
             Self.write(snapshot, to: &w)
@@ -73,6 +77,9 @@ extension MatchMessage {
             message = .gameOverVote(game: UInt32(game), winner: winner)
         case .snapshot: message = readSnapshot(&r).map { .snapshot($0) }
         case .leave: message = .leave
+        case .clock:
+            guard let game = r.varint(max: UInt64(UInt32.max)), let tick = r.varint(max: UInt64(UInt32.max)) else { return nil }
+            message = .clock(game: UInt32(game), tick: UInt32(tick))
         }
         guard let message, r.isAtEnd, message.isValid else { return nil }
         return message

@@ -68,7 +68,8 @@ public struct Hello: Hashable, Sendable {
     public var rules: String
 
     public static let nameBytesMax = 24
-    public static let currentProtocol = 1
+    /// 2: game clocks (``MatchMessage/clock(game:tick:)``) decide simultaneous top-outs.
+    public static let currentProtocol = 2
 
     public init(name: String, role: PeerRole, protocolVersion: Int = Hello.currentProtocol, rules: String = "sfe") {
         self.name = Hello.truncated(name)
@@ -185,6 +186,11 @@ public enum MatchMessage: Hashable, Sendable {
     case checkpoint(game: UInt32, pairs: UInt32, hash: UInt64)
     /// The sender's observed winner of game `game` (`nil`: no winner or not observed).
     case gameOverVote(game: UInt32, winner: PeerID?)
+    /// The sender's own game clock in game `game`: ticks (60 a second) since the game began on
+    /// it. Sent in its stream right after the spawn that topped it out (the tick it topped out
+    /// on), and while it is still playing once a rival has topped out (it was alive at `tick`).
+    /// Simultaneous top-outs are decided from these clocks (see `MatchPeer+TopOut.swift`).
+    case clock(game: UInt32, tick: UInt32)
     case snapshot(Snapshot)
     case leave
 
@@ -225,6 +231,6 @@ public enum MatchMessage: Hashable, Sendable {
     public static let garbageLandMax = 6 * 12
 
     enum Tag: UInt8 {
-        case hello = 1, votes, startProposal, inputs, checkpoint, gameOverVote, snapshot, leave
+        case hello = 1, votes, startProposal, inputs, checkpoint, gameOverVote, snapshot, leave, clock
     }
 }

@@ -32,6 +32,8 @@ public struct MatchPeer: Sendable {
     /// Stream items for the game after the current one, delivered early.
     var futureItems: [PeerID: [StreamItem]] = [:]
     var futureGameOver: [PeerID: PeerID?] = [:]
+    /// The last game that ended, as it ended (final grids and per-player figures, for a renderer).
+    public internal(set) var lastGame: FinishedGame?
 
     // This peer's own side.
     var myStart: [UInt32: StartVote] = [:]
@@ -363,6 +365,8 @@ public struct MatchPeer: Sendable {
             receiveStream(from: from, game: game, items: [.checkpoint(pairs: pairs, hash: hash)])
         case .gameOverVote(let game, let winner):
             receiveGameOver(from: from, game: game, winner: winner)
+        case .clock(let game, let tick):
+            receiveStream(from: from, game: game, items: [.clock(tick: tick)])
         case .snapshot(let snapshot):
             if snapshot.view == view?.id { syncedMembers = Set(view!.members) }
         case .leave:

@@ -89,6 +89,7 @@ extension MatchPeer {
 
     private mutating func finishGame(winner: PeerID?) {
         guard var m = match else { return }
+        lastGame = FinishedGame(game: m.game, winner: winner, mirrored: m.mirrored, mirrors: m.mirrors)
         emit(.gameOver(game: m.game, winner: winner))
         if let winner, m.players.contains(winner) { m.wins[winner, default: 0] += 1 }
         rounds.removeValue(forKey: m.game)
@@ -146,11 +147,17 @@ extension MatchPeer {
                 guard let value = rounds[game]?.value(mirror.grid.pairsSpawned) else { return applied }
                 let pair = EggPair(value: value, colors: match!.settings.colors)
                 switch mirror.grid.apply(.spawn(pair)) {
-                case .spawned(let sent), .toppedOut(let sent): credit(garbage: sent, from: player)
+                case .spawned(let sent), .toppedOut(let sent):
+                    credit(garbage: sent, from: player)
+                    mirror.garbageSent += sent
                 default: stats.ignoredMessages += 1
                 }
             case .input(.move(let move)):
-                if !mirror.grid.apply(.move(move)).isAccepted { stats.ignoredMessages += 1 }
+                switch mirror.grid.apply(.move(move)) {
+                case .rejected: stats.ignoredMessages += 1
+                case .locked(let chain): mirror.largestChain = max(mirror.largestChain, chain.chain)
+                default: break
+                }
             case .input(.landGarbage(let count)):
                 guard mirror.garbageLanded + count <= mirror.garbageReceived else {
                     stats.garbageOverdrawStalls += 1
@@ -160,6 +167,8 @@ extension MatchPeer {
                 if !mirror.grid.apply(.landGarbage(count)).isAccepted { stats.ignoredMessages += 1 }
             case .checkpoint(let pairs, let hash):
                 verify(mirror.grid, player: player, game: game, pairs: pairs, hash: hash)
+            case .clock(let tick):
+                receiveClock(tick, mirror: &mirror)
             }
             if case .input = mirror.queue[mirror.queueHead] { mirror.inputsApplied += 1 }
             mirror.queueHead += 1
@@ -213,13 +222,12 @@ extension MatchPeer {
         }
     }
 
-    /// Votes the observed winner once at most one player is live (topped-out and departed are out).
+    /// Votes the winner once the players' streams decide the game (see `gameResult`).
     private mutating func voteGameOverIfSeen() {
         guard let m = match, m.mirrored, m.myGameOverVote == nil, let view else { return }
-        let live = m.players.filter { view.contains($0) && !m.out.contains($0) && !(m.mirrors[$0]?.isToppedOut ?? true) }
-        guard live.count <= 1 else { return }
-        match!.myGameOverVote = .some(live.first)
-        send(.gameOverVote(game: m.game, winner: live.first))
+        guard let winner = Self.gameResult(m, view: view) else { return }
+        match!.myGameOverVote = .some(winner)
+        send(.gameOverVote(game: m.game, winner: winner))
     }
 
     // MARK: - Voting ahead
@@ -266,6 +274,7 @@ extension MatchPeer {
             stats.backpressureHolds += 1
             return
         }
+        o.ticks &+= 1
         if o.grid.state == .live, o.clock.tick(softDrop: softDrop) {
             owner = o
             applyOwner(.move(.down))
@@ -275,6 +284,7 @@ extension MatchPeer {
         ownerSettle(now: now)
         voteAhead()
         flushOwner()
+        publishAliveClock()
     }
 
     /// Applies one move of the local player now (ignored when no pair is live).
@@ -344,7 +354,10 @@ extension MatchPeer {
         let outcome = o.grid.apply(.spawn(EggPair(value: value, colors: m.settings.colors)))
         o.out.append(.spawn)
         o.inputsMade += 1
-        if case .toppedOut = outcome { o.isOut = true }
+        if case .toppedOut = outcome {
+            o.isOut = true
+            o.topOutClockDue = true
+        }
         o.clock.reset()
         owner = o
     }
@@ -352,6 +365,7 @@ extension MatchPeer {
     /// Sends the local inputs gathered so far as `inputs` messages.
     mutating func flushOwner() {
         guard let o = owner, !o.out.isEmpty else { return }
+        defer { publishTopOutClock() }
         var start = 0
         while start < o.out.count {
             let end = min(o.out.count, start + MatchMessage.inputsPerMessageMax)

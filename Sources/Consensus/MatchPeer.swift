@@ -154,6 +154,8 @@ struct StartVote: Hashable, Sendable {
 enum StreamItem: Hashable, Sendable {
     case input(StreamInput)
     case checkpoint(pairs: UInt32, hash: UInt64)
+    /// The owner's game clock at this point of its stream (see ``MatchMessage/clock(game:tick:)``).
+    case clock(tick: UInt32)
 }
 
 /// One player's mirrored grid.
@@ -169,6 +171,13 @@ public struct Mirror: Sendable {
     public internal(set) var inputsApplied = 0
     /// A garbage overdraw of this mirror was reported (once).
     var overdrawReported = false
+    /// The latest game clock the owner published (it was alive at, or topped out on, that tick).
+    public internal(set) var clock: UInt32?
+    /// The tick of the owner's game clock on which it topped out, once its stream said so.
+    public internal(set) var toppedOutTick: UInt32?
+    /// The longest chain of the game so far, and the garbage its spawns sent (for results).
+    public internal(set) var largestChain = 0
+    public internal(set) var garbageSent = 0
     public var isToppedOut: Bool { grid.state == .toppedOut }
 
     static let queueMax = 1 << 16
@@ -210,4 +219,9 @@ public struct OwnerState: Sendable {
     var waitingSince: NetTime?
     var checkpointDue = false
     public internal(set) var isOut = false
+    /// The game clock: ticks since the game began here.
+    public internal(set) var ticks: UInt32 = 0
+    /// The last game clock put in the stream, and whether the top-out tick is still to be sent.
+    var clockSent: UInt32?
+    var topOutClockDue = false
 }

@@ -65,6 +65,8 @@ public struct LocalMatch: Sendable {
     public private(set) var matchWinner: Int?
     /// The egg sequence of the current game.
     public private(set) var sequence: EggSequence
+    /// The grids as the last finished game ended (a renderer holds them up after the game).
+    public private(set) var lastGameGrids: [PlayerGrid]?
 
     private var clocks: [GravityClock]
     private var bots: [BotPlayer?]
@@ -187,6 +189,7 @@ public struct LocalMatch: Sendable {
         guard decided || gameTicks >= options.gameTicksMax else { return }
         let winner = decided && seats.count > 1 ? alive.first : nil
         if let winner { wins[winner] += 1 }
+        lastGameGrids = grids
         gamesPlayed += 1
         events.append(.gameOver(winner: winner))
         let needed = options.bestOf / 2 + 1

@@ -18,6 +18,9 @@ final class BotPeer {
     private let playersWanted: Int
     private let gamesMax: Int?
     private(set) var stopped = false
+    /// For the per-game lines (BotGameLines.swift): games printed, and whether it plays this match.
+    var gamesPrinted = 0
+    var playing = false
 
     init(peer: NetPeer, level: BotLevel, seed: UInt64, settings: MatchSettings, playersWanted: Int, gamesMax: Int?, spectator: Bool = false) {
         self.peer = peer
@@ -167,6 +170,9 @@ extension EggsCommand {
         @Option(help: "Write a JSON report here at exit.")
         var summary: String?
 
+        @Flag(help: "Print nothing per finished game (by default each bot prints one line a game).")
+        var quiet = false
+
         @Option(help: "Seed of the bots' moves (default: random).")
         var seed: UInt64?
 
@@ -245,12 +251,14 @@ extension EggsCommand {
                 }
                 if now.nanoseconds >= nextTick {
                     for bot in bots { bot.tick() }
+                    if !quiet { for bot in bots { bot.printFinishedGames() } }
                     nextTick += GameLoop.tickNanoseconds
                     if nextTick < now.nanoseconds { nextTick = now.nanoseconds + GameLoop.tickNanoseconds }
                 }
                 let sleepNanos = nextTick > MonotonicClock.now().nanoseconds ? nextTick - MonotonicClock.now().nanoseconds : 0
                 if sleepNanos > 0 { usleep(UInt32(min(sleepNanos / 1_000, 100_000))) }
             }
+            if !quiet { for bot in bots { bot.printFinishedGames() } }
             let reports = bots.map { BotReport(bot: $0) }
             for bot in bots { bot.peer.close() }
             if let summary { try BotReport.write(reports, to: summary) }

@@ -81,8 +81,9 @@ enum GameLoop {
             }
             let after = MonotonicClock.now().nanoseconds
             if !screen.wantsTicks {
+                // Paused, asking a question or too small to show the game: no tick at all, so
+                // nothing moves until the screen asks for ticks again.
                 nextTick = after
-                dirty = screen.tick() || dirty
                 continue
             }
             // Catch up after a stall, but at most a second's worth of ticks.
@@ -96,11 +97,39 @@ enum GameLoop {
         }
     }
 
-    /// Draws the "terminal too small" notice; true when it was drawn.
+    /// Draws the "terminal too small" notice, word-wrapped to the terminal's width so the size
+    /// needed is always shown; true when it was drawn.
     static func drawTooSmall(on term: Terminal, columns: Int, rows: Int) -> Bool {
         guard term.columns < columns || term.rows < rows else { return false }
-        term.put(0, 0, "Terminal too small: eggs needs at least \(columns)x\(rows),")
-        term.put(1, 0, "this one is \(term.columns)x\(term.rows). Enlarge it, or q to quit.")
+        let text = "Terminal too small: eggs needs at least \(columns)x\(rows), this one is \(term.columns)x\(term.rows). The game waits. Enlarge it, or q to quit."
+        for (index, line) in wrap(text, width: term.columns).enumerated() {
+            term.put(index, 0, line, bold: index == 0)
+        }
         return true
+    }
+
+    /// Splits `text` into lines of at most `width` characters at spaces (a longer word is cut).
+    static func wrap(_ text: String, width: Int) -> [String] {
+        guard width > 0 else { return [] }
+        var lines: [String] = []
+        var line = ""
+        for word in text.split(separator: " ") {
+            var word = String(word)
+            while word.count > width {
+                if !line.isEmpty { lines.append(line); line = "" }
+                lines.append(String(word.prefix(width)))
+                word = String(word.dropFirst(width))
+            }
+            if line.isEmpty {
+                line = word
+            } else if line.count + 1 + word.count <= width {
+                line += " " + word
+            } else {
+                lines.append(line)
+                line = word
+            }
+        }
+        if !line.isEmpty { lines.append(line) }
+        return lines
     }
 }

@@ -43,6 +43,45 @@ struct KeyMap {
         return Self.name(of: key)
     }
 
+    /// Keys bound to more than one action, each with its actions (in ``KeyAction`` order).
+    func conflicts() -> [(key: TerminalKey, actions: [KeyAction])] {
+        var seen: [(key: TerminalKey, actions: [KeyAction])] = []
+        for action in KeyAction.allCases {
+            for key in bindings[action] ?? [] {
+                if let index = seen.firstIndex(where: { $0.key == key }) {
+                    if !seen[index].actions.contains(action) { seen[index].actions.append(action) }
+                } else {
+                    seen.append((key, [action]))
+                }
+            }
+        }
+        return seen.filter { $0.actions.count > 1 }
+    }
+
+    /// The label a hint shows for a rotate key: its first character key when it has one (so
+    /// "z/x rotate" names both rotations even though ↑ also turns clockwise), else its first key.
+    func rotateLabel(_ action: KeyAction) -> String {
+        let keys = bindings[action] ?? []
+        if let character = keys.first(where: { if case .character(let c) = $0 { c != " " } else { false } }) {
+            return Self.name(of: character)
+        }
+        return label(action)
+    }
+
+    /// The key hints of a player in a game: moves, both rotations, drops, then pause (practice
+    /// only) and quit.
+    func playHints(pause: Bool) -> String {
+        var parts = [
+            "\(label(.left))/\(label(.right)) move",
+            "\(rotateLabel(.rotateCCW))/\(rotateLabel(.rotateCW)) rotate",
+            "\(label(.softDrop)) drop",
+            "\(label(.hardDrop)) hard drop",
+        ]
+        if pause { parts.append("\(label(.pause)) pause") }
+        parts.append("\(label(.quit)) \(pause ? "quit" : "leave")")
+        return parts.joined(separator: "  ")
+    }
+
     /// Applies `action=key` pairs separated by commas or newlines; `#` starts a comment.
     mutating func apply(spec: String, source: String) throws {
         var replaced: Set<KeyAction> = []
@@ -71,6 +110,10 @@ struct KeyMap {
         let path = configPath()
         if let text = readSmallFile(path) { try map.apply(spec: text, source: path) }
         if let keysOption { try map.apply(spec: keysOption, source: "--keys") }
+        if let conflict = map.conflicts().first {
+            throw CommandFailure.badInput(
+                "key '\(name(of: conflict.key))' is bound to both \(conflict.actions.map(\.rawValue).joined(separator: " and ")); bind it to one action (--keys or \(path))")
+        }
         return map
     }
 

@@ -56,11 +56,14 @@ struct Glyphs {
     }
 }
 
-/// Lays out and draws player panels: full size (two columns a cell) when they fit side by
-/// side, otherwise the local grid full size and the others compact, wrapped into rows.
+/// Lays out and draws player panels: full size (two columns a cell, or 4×2 characters a cell
+/// when the terminal is large enough) side by side and centred when they fit, otherwise the
+/// local grid full size and the others compact, wrapped into rows.
 struct MatchView {
     static let fullWidth = 24, compactWidth = 13
     static let panelHeight = 18
+    /// With large cells (4×2 characters an egg).
+    static let largeWidth = 36, largePanelHeight = 30
     /// The smallest terminal any layout needs: one full panel plus one compact one.
     static let minimumColumns = fullWidth + compactWidth, minimumRows = panelHeight + 3
 
@@ -73,66 +76,114 @@ struct MatchView {
         return rowsNeeded * panelHeight + 3 <= rows
     }
 
-    static func draw(_ panels: [PlayerPanel], on term: Terminal, glyphs: Glyphs, top: Int) {
+    /// Whether `count` panels get large cells on a terminal of the given size (below `top`, with
+    /// two rows kept for the status and key lines).
+    static func large(count: Int, columns: Int, rows: Int, top: Int) -> Bool {
+        count * largeWidth <= columns && top + largePanelHeight + 2 <= rows
+    }
+
+    /// Where the panels went: the middle row of the area they cover (for a banner over them).
+    struct Area {
+        var centreRow: Int
+    }
+
+    /// Cell size in characters.
+    struct CellSize {
+        var width: Int
+        var height: Int
+        static let compact = CellSize(width: 1, height: 1)
+        static let normal = CellSize(width: 2, height: 1)
+        static let large = CellSize(width: 4, height: 2)
+    }
+
+    @discardableResult
+    static func draw(_ panels: [PlayerPanel], on term: Terminal, glyphs: Glyphs, top: Int) -> Area {
         if panels.count * fullWidth <= term.columns {
+            let large = large(count: panels.count, columns: term.columns, rows: term.rows, top: top)
+            let width = large ? largeWidth : fullWidth, height = large ? largePanelHeight : panelHeight
+            // Centred: the last panel's right gap does not count.
+            let used = panels.count * width - (width - (large ? 34 : 22))
+            let left = max(0, (term.columns - used) / 2)
+            let spare = term.rows - 2 - top - (height - 1)
+            let y = top + max(0, spare / 2)
             for (index, panel) in panels.enumerated() {
-                drawPanel(panel, on: term, glyphs: glyphs, y: top, x: index * fullWidth, compact: false)
+                drawPanel(panel, on: term, glyphs: glyphs, y: y, x: left + index * width, cell: large ? .large : .normal)
             }
-            return
+            return Area(centreRow: y + height / 2)
         }
         var rest = panels
         if let local = rest.firstIndex(where: \.isLocal) {
-            drawPanel(rest.remove(at: local), on: term, glyphs: glyphs, y: top, x: 0, compact: false)
+            drawPanel(rest.remove(at: local), on: term, glyphs: glyphs, y: top, x: 0, cell: .normal)
         } else if !rest.isEmpty {
-            drawPanel(rest.removeFirst(), on: term, glyphs: glyphs, y: top, x: 0, compact: false)
+            drawPanel(rest.removeFirst(), on: term, glyphs: glyphs, y: top, x: 0, cell: .normal)
         }
         let perRow = max(1, (term.columns - fullWidth) / compactWidth)
         for (index, panel) in rest.enumerated() {
             let y = top + (index / perRow) * panelHeight
             let x = fullWidth + (index % perRow) * compactWidth
-            drawPanel(panel, on: term, glyphs: glyphs, y: y, x: x, compact: true)
+            drawPanel(panel, on: term, glyphs: glyphs, y: y, x: x, cell: .compact)
+        }
+        return Area(centreRow: top + panelHeight / 2)
+    }
+
+    /// The text of one cell, `cell.width` characters, for row `line` of its `cell.height` rows.
+    static func cellText(_ cell: Cell, glyphs: Glyphs, size: CellSize, line: Int) -> String {
+        switch size.width {
+        case 1: return glyphs.cell(cell)
+        case 2: return glyphs.cell(cell) + " "
+        default:
+            let glyph = glyphs.cell(cell)
+            if cell == .empty { return line == size.height - 1 ? " " + glyph + "  " : "    " }
+            return String(repeating: glyph, count: size.width - 1) + " "
         }
     }
 
-    private static func drawPanel(_ panel: PlayerPanel, on term: Terminal, glyphs: Glyphs, y: Int, x: Int, compact: Bool) {
-        let cellWidth = compact ? 1 : 2
-        let inner = Board.columnsCount * cellWidth
+    private static func drawPanel(_ panel: PlayerPanel, on term: Terminal, glyphs: Glyphs, y: Int, x: Int, cell size: CellSize) {
+        let compact = size.width == 1
+        let inner = Board.columnsCount * size.width
         let title = String(panel.name.prefix(compact ? 11 : 14))
         term.put(y, x, title, pair: panel.isLocal ? Terminal.pairAccent : 0, bold: true)
-        if !compact { term.put(y, x + 15, "wins \(panel.wins)") }
+        if !compact { term.put(y, x + inner + 3, "wins \(panel.wins)") }
         let horizontal = String(repeating: term.unicode ? "─" : "-", count: inner)
         let corner = term.unicode ? ("┌", "┐", "└", "┘", "│") : ("+", "+", "+", "+", "|")
         term.put(y + 1, x, corner.0 + horizontal + corner.1)
         for row in 0..<Board.rowsCount {
-            let line = y + 2 + row
-            term.put(line, x, corner.4)
-            for column in 0..<Board.columnsCount {
-                let cell = panel.grid.displayCell(column: column, row: row)
-                let text = glyphs.cell(cell) + (compact ? "" : " ")
-                term.put(line, x + 1 + column * cellWidth, text, pair: Glyphs.pair(for: cell), bold: cell != .empty)
+            for part in 0..<size.height {
+                let line = y + 2 + row * size.height + part
+                term.put(line, x, corner.4)
+                for column in 0..<Board.columnsCount {
+                    let cell = panel.grid.displayCell(column: column, row: row)
+                    term.put(line, x + 1 + column * size.width, cellText(cell, glyphs: glyphs, size: size, line: part),
+                             pair: Glyphs.pair(for: cell), bold: cell != .empty)
+                }
+                term.put(line, x + 1 + inner, corner.4)
             }
-            term.put(line, x + 1 + inner, corner.4)
         }
-        term.put(y + 2 + Board.rowsCount, x, corner.2 + horizontal + corner.3)
-        let info = y + 3 + Board.rowsCount
+        let bottom = y + 2 + Board.rowsCount * size.height
+        term.put(bottom, x, corner.2 + horizontal + corner.3)
+        let info = bottom + 1
         if compact {
             term.put(info, x, "w\(panel.wins) g\(panel.incomingGarbage)")
         } else {
             term.put(info, x, "garbage \(panel.incomingGarbage)" + (panel.chain > 1 ? "  \(panel.chain)-chain!" : ""),
                      pair: panel.incomingGarbage > 0 ? Terminal.pairAlert : 0)
-            drawNext(panel.next, on: term, glyphs: glyphs, y: y + 2, x: x + inner + 3)
+            drawNext(panel.next, on: term, glyphs: glyphs, y: y + 2, x: x + inner + 3, size: size)
         }
         term.put(info + 1, x, String(panel.status.prefix(compact ? 12 : 22)),
                  pair: panel.alert ? Terminal.pairAlert : 0, bold: panel.alert)
     }
 
-    private static func drawNext(_ next: [EggPair], on term: Terminal, glyphs: Glyphs, y: Int, x: Int) {
+    private static func drawNext(_ next: [EggPair], on term: Terminal, glyphs: Glyphs, y: Int, x: Int, size: CellSize) {
         term.put(y, x, "next")
+        let eggSize = size.width == 4 ? size : CellSize.compact
         for (index, pair) in next.prefix(2).enumerated() {
-            let row = y + 1 + index * 3
-            let child = Cell.egg(pair.child), pivot = Cell.egg(pair.pivot)
-            term.put(row, x + 1, glyphs.cell(child), pair: Glyphs.pair(for: child), bold: true)
-            term.put(row + 1, x + 1, glyphs.cell(pivot), pair: Glyphs.pair(for: pivot), bold: true)
+            let row = y + 1 + index * 3 * eggSize.height
+            for (offset, egg) in [Cell.egg(pair.child), Cell.egg(pair.pivot)].enumerated() {
+                for part in 0..<eggSize.height {
+                    term.put(row + offset * eggSize.height + part, x + 1, cellText(egg, glyphs: glyphs, size: eggSize, line: part),
+                             pair: Glyphs.pair(for: egg), bold: true)
+                }
+            }
         }
     }
 }

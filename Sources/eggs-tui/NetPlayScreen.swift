@@ -19,10 +19,27 @@ final class NetPlayScreen: Screen {
     private var bannerTicks = 0
     private var desyncs: [Desync] = []
     private var lastChains: [PeerID: Int] = [:]
+    /// The match's figures per player, totalled at each game's end.
+    private var tally: [PeerID: PlayerTally] = [:]
+    private var matchSeconds = 0.0
+    private var gameStartedAt: UInt64?
+    /// After a game: its final boards and the banner, held for a few seconds (the local player's
+    /// own grid does not fall meanwhile, and moves are ignored).
+    private var finalGame: FinishedGame?
+    private var gameBanner: [String]?
+    private var holdUntil: UInt64 = 0
+    static let holdNanoseconds: UInt64 = 3_000_000_000
+    /// The last match's results: shown once the banner is gone, until a key.
+    private var results: MatchResults?
+    private var resultsPending = false
+    private var holding: Bool { MonotonicClock.now().nanoseconds < holdUntil }
     private let logger = Logger(label: "eggs.play")
-    private(set) var finished = false
-    /// Set when the player asks for a practice match from the lobby.
+    /// Set when the player leaves (q, Ctrl-C): the command ends.
+    private(set) var quit = false
+    /// Set when the player asks for a practice match from the lobby: the loop ends for it, and
+    /// the command runs the practice match, then comes back here.
     private(set) var practiceRequested: BotLevel?
+    var finished: Bool { quit || practiceRequested != nil }
 
     init(peer: NetPeer, room: String, name: String, spectator: Bool, settings: MatchSettings, keys: KeyMap, unicode: Bool) {
         self.peer = peer
@@ -38,7 +55,7 @@ final class NetPlayScreen: Screen {
     /// but ticks are cheap and keep remote moves appearing as they happen.
     var wantsTicks: Bool { true }
 
-    func interrupted() { finished = true }
+    func interrupted() { quit = true }
 
     var wake: WakePipe? { peer.wake }
 
@@ -56,17 +73,28 @@ final class NetPlayScreen: Screen {
     func handle(key: TerminalKey) {
         let inMatch = peer.withMatch { match, _ in match.match != nil }
         if confirmingQuit {
-            if key == .character("y") || key == .character("Y") { finished = true }
+            if key == .character("y") || key == .character("Y") { quit = true }
             confirmingQuit = false
             return
         }
         let action = keys.action(for: key)
+        if results != nil, !resultsPending {
+            // The results stay until a key: quit leaves, ready asks for a rematch, any other
+            // key goes back to the lobby.
+            self.results = nil
+            if action == .quit { quit = true }
+            if action == .ready {
+                let settings = self.settings, plays = !spectator
+                peer.withMatch { match, _ in match.setReady(settings: settings, wantsToPlay: plays) }
+            }
+            return
+        }
         if action == .quit {
-            if inMatch && !spectator { confirmingQuit = true } else { finished = true }
+            if inMatch && !spectator { confirmingQuit = true } else { quit = true }
             return
         }
         if inMatch {
-            guard !spectator, let action, let move = PracticeScreen.move(for: action) else { return }
+            guard !spectator, !holding, let action, let move = PracticeScreen.move(for: action) else { return }
             let pressed = MonotonicClock.wallMicroseconds()
             let made = peer.withMatch { match, now -> (UInt32, Int)? in
                 guard match.applyLocal(move, now: now)?.isAccepted == true, let owner = match.owner else { return nil }
@@ -103,11 +131,11 @@ final class NetPlayScreen: Screen {
     }
 
     func tick() -> Bool {
-        let spectator = self.spectator, settings = self.settings
+        let spectator = self.spectator, settings = self.settings, holding = self.holding
         peer.withMatch { match, now in
             // A spectator votes ready by itself once two players are in the room.
             if spectator { match.getReady(whenPlayers: 2, settings: settings, wantsToPlay: false) }
-            match.tick(now: now)
+            if !holding { match.tick(now: now) }
         }
         var changed = false
         for event in peer.takeEvents() {
@@ -117,13 +145,20 @@ final class NetPlayScreen: Screen {
                 desyncs.append(desync)
                 logger.error("\(desync)")
             case .gameOver(let game, let winner):
-                show("Game over: \(winner.map(displayName) ?? "no winner")")
+                gameEnded(winner: winner)
                 logger.info("game over", metadata: ["game": "\(game)", "winner": "\(winner?.hex ?? "none")"])
-            case .matchOver(let winner, _):
-                show("Match over: \(winner.map(displayName) ?? "no winner"). Press \(keys.label(.ready)) for a rematch.")
+            case .matchOver(let winner, let wins):
+                matchEnded(winner: winner, wins: wins)
+            case .gameStarted:
+                gameStartedAt = MonotonicClock.now().nanoseconds
             case .matchStarted(let settings, let players):
                 show("Match starts: \(players.count) players, speed \(settings.speed), best of \(settings.gamesPerMatch)")
                 lastChains = [:]
+                tally = [:]
+                matchSeconds = 0
+                results = nil
+                peerWins = [:]
+                gamesInMatch = 0
             case .startFailed(let count):
                 show("Not enough players (\(count)); get ready again when others are here.")
             case .viewChanged(let view):
@@ -131,11 +166,69 @@ final class NetPlayScreen: Screen {
             default: break
             }
         }
+        if resultsPending && !holding {
+            resultsPending = false
+            changed = true
+        }
+        if gameBanner != nil && !holding {
+            gameBanner = nil
+            finalGame = nil
+            changed = true
+        }
         if bannerTicks > 0 {
             bannerTicks -= 1
             if bannerTicks == 0 { banner = nil; changed = true }
         }
         return changed || peer.withMatch { match, _ in match.match != nil }
+    }
+
+    /// Totals the finished game into the match's figures and raises the game-over banner over
+    /// its final boards.
+    private func gameEnded(winner: PeerID?) {
+        let finished = peer.withMatch { match, _ in match.lastGame }
+        gamesInMatch += 1
+        if let winner { peerWins[winner, default: 0] += 1 }
+        let now = MonotonicClock.now().nanoseconds
+        if let started = gameStartedAt { matchSeconds += Double(now &- started) / 1e9 }
+        gameStartedAt = nil
+        guard let finished else { return }
+        for (id, mirror) in finished.mirrors {
+            var entry = tally[id] ?? PlayerTally(name: displayName(id), isLocal: id == peer.id && !spectator)
+            let grid = mirror.grid
+            entry.pairsPlaced += max(0, grid.pairsSpawned - (grid.state == .awaitingSpawn ? 0 : 1))
+            entry.largestChain = max(entry.largestChain, mirror.largestChain)
+            entry.garbageSent += mirror.garbageSent
+            entry.garbageReceived += mirror.garbageReceived
+            tally[id] = entry
+        }
+        let number = gamesInMatch
+        let out = finished.mirrors.filter { $0.value.isToppedOut }.keys.sorted().map(displayName)
+        let who = out.isEmpty ? "" : (out.count == 1 ? "\(out[0]) topped out: " : "\(out.joined(separator: " and ")) topped out: ")
+        let result = winner.map { $0 == peer.id ? "you win game \(number)!" : "\(displayName($0)) wins game \(number)." }
+            ?? "game \(number) is a draw."
+        let players = finished.mirrors.keys.sorted()
+        gameBanner = [who + result, "Games won: " + players.map { "\(displayName($0)) \(peerWins[$0] ?? 0)" }.joined(separator: ", ")]
+        finalGame = finished.mirrored ? finished : nil
+        holdUntil = now + Self.holdNanoseconds
+    }
+
+    /// Games finished and games won in the current match (the banner and results count them).
+    private var peerWins: [PeerID: Int] = [:]
+    private var gamesInMatch = 0
+
+    private func matchEnded(winner: PeerID?, wins: [PeerID: Int]) {
+        for (id, count) in wins { tally[id, default: PlayerTally(name: displayName(id), isLocal: id == peer.id && !spectator)].wins = count }
+        let headline: String
+        if let winner {
+            headline = winner == peer.id ? "You win the match!" : (spectator ? "\(displayName(winner)) wins the match." : "You lose: \(displayName(winner)) wins the match.")
+        } else {
+            headline = "No winner."
+        }
+        let order = tally.keys.sorted { (tally[$0]!.isLocal ? 0 : 1, $0) < (tally[$1]!.isLocal ? 0 : 1, $1) }
+        results = MatchResults(
+            headline: headline, won: spectator ? nil : winner.map { $0 == peer.id }, games: gamesInMatch,
+            seconds: matchSeconds, players: order.map { tally[$0]! })
+        resultsPending = true
     }
 
     private var lobbyNames: [PeerID: String] = [:]
@@ -179,6 +272,32 @@ final class NetPlayScreen: Screen {
         let match = screen.match
         links = screen.links
         lobbyNames = match.lobby.mapValues(\.name)
+        if let results, !resultsPending {
+            if GameLoop.drawTooSmall(on: term, columns: 60, rows: 12) { return }
+            let rematch = spectator ? "" : "\(keys.label(.ready)): rematch   "
+            results.draw(on: term, hint: rematch + "\(keys.label(.quit)): quit   any other key: lobby")
+            return
+        }
+        if let final = finalGame, let gameBanner {
+            let count = max(2, final.mirrors.count)
+            if !MatchView.fits(count: count, columns: term.columns, rows: term.rows),
+               GameLoop.drawTooSmall(on: term, columns: min(count, 2) * MatchView.fullWidth, rows: MatchView.minimumRows) { return }
+            term.put(0, 0, "eggs — room \(room) — game \(gamesInMatch) over", bold: true)
+            var order = final.mirrors.keys.sorted()
+            if let me = order.firstIndex(of: peer.id) { order.insert(order.remove(at: me), at: 0) }
+            let panels = order.map { id -> PlayerPanel in
+                let mirror = final.mirrors[id]!
+                return PlayerPanel(
+                    name: lobbyNames[id] ?? id.hex, grid: mirror.grid, next: [], wins: peerWins[id] ?? 0,
+                    incomingGarbage: 0, chain: mirror.largestChain,
+                    status: mirror.isToppedOut ? "out" : (id == final.winner ? "winner" : ""),
+                    isLocal: id == peer.id && !spectator, alert: mirror.isToppedOut)
+            }
+            let area = MatchView.draw(panels, on: term, glyphs: glyphs, top: 1)
+            Banner.draw(gameBanner, on: term, centreRow: area.centreRow)
+            drawFooter(match, on: term)
+            return
+        }
         if let state = match.match {
             let count = max(2, state.players.count)
             let fits = MatchView.fits(count: count, columns: term.columns, rows: term.rows)
@@ -230,7 +349,8 @@ final class NetPlayScreen: Screen {
     }
 
     private func drawLobby(_ match: MatchPeer, net: PeerNetStats, status: PeerNetStatus, incompatible: [PeerID: UInt16], on term: Terminal) {
-        term.put(0, 0, "eggs — lobby of room '\(room)' — you are \(name) (\(peer.id.hex))", bold: true)
+        let me = term.columns >= 100 ? "\(name) (\(peer.id.hex))" : name
+        term.put(0, 0, "eggs — lobby of room '\(room)' — you are \(me)", bold: true)
         let state: String
         switch status {
         case .joining: state = "looking for peers…"
@@ -240,7 +360,10 @@ final class NetPlayScreen: Screen {
         case .left: state = "left"
         }
         term.put(1, 0, "network: \(state)")
-        term.put(3, 2, "peer              name                      role        ready  version  rtt/loss", bold: true)
+        // Below 100 columns the peer column shows the ID's last 8 hex digits and names get 16.
+        let wide = term.columns >= 100
+        let idWidth = wide ? 16 : 8, nameWidth = wide ? 24 : 16
+        term.put(3, 2, "\(pad("peer", idWidth))  \(pad("name", nameWidth))  role        ready  version  rtt/loss", bold: true)
         var row = 4
         let ready = match.readyPeers
         for id in match.view?.members ?? [] {
@@ -250,7 +373,7 @@ final class NetPlayScreen: Screen {
             let version = hello.map { "v\($0.protocolVersion)" } ?? "?"
             let label = (hello?.name ?? "…") + (id == peer.id ? " (you)" : "")
             let link = id == peer.id ? "" : (linkText(id) ?? "")
-            term.put(row, 2, "\(id.hex)  \(pad(label, 24))  \(pad(role, 10))  \(pad(mark, 5))  \(pad(version, 7))  \(link)",
+            term.put(row, 2, "\(id.hex.suffix(idWidth))  \(pad(label, nameWidth))  \(pad(role, 10))  \(pad(mark, 5))  \(pad(version, 7))  \(link)",
                      pair: id == peer.id ? Terminal.pairAccent : 0)
             row += 1
         }
@@ -263,13 +386,22 @@ final class NetPlayScreen: Screen {
             row += 1
         }
         row += 1
-        term.put(row, 2, "match settings (yours; the highest-ID proposal wins): speed \(settings.speed)  colours \(settings.colors)  best of \(settings.gamesPerMatch)")
-        row += 1
+        row = putWrapped(row, "match settings (yours; the highest-ID proposal wins): speed \(settings.speed)  colours \(settings.colors)  best of \(settings.gamesPerMatch)", on: term)
         if match.isReady {
-            term.put(row, 2, "You are ready. The match starts when every peer in the room is ready.", bold: true)
+            _ = putWrapped(row, "You are ready. The match starts when every peer in the room is ready.", on: term, bold: true)
         } else {
-            term.put(row, 2, "\(keys.label(.ready)): ready   s: speed   c: colours   g: games   b: practice vs a local \(practiceLevel.rawValue) bot (l: level)")
+            _ = putWrapped(row, "\(keys.label(.ready)): ready   s: speed   c: colours   g: games   b: practice vs a local \(practiceLevel.rawValue) bot (l: level)", on: term)
         }
+    }
+
+    /// Writes `text` from `row`, indented by 2, word-wrapped to the terminal; returns the next row.
+    private func putWrapped(_ row: Int, _ text: String, on term: Terminal, bold: Bool = false) -> Int {
+        var next = row
+        for line in GameLoop.wrap(text, width: max(10, term.columns - 2)) {
+            term.put(next, 2, line, bold: bold)
+            next += 1
+        }
+        return next
     }
 
     private func drawFooter(_ match: MatchPeer, on term: Terminal) {
@@ -281,7 +413,8 @@ final class NetPlayScreen: Screen {
         } else if let banner {
             term.put(bottom, 0, banner, bold: true)
         } else if match.match != nil {
-            term.put(bottom, 0, "\(keys.label(.left))\(keys.label(.right)) move  \(keys.label(.rotateCCW))/\(keys.label(.rotateCW)) rotate  \(keys.label(.softDrop)) drop  \(keys.label(.hardDrop)) hard drop  \(keys.label(.quit)) leave")
+            // A spectator has no moves: only its own key is shown.
+            term.put(bottom, 0, spectator ? "watching  \(keys.label(.quit)) leave" : keys.playHints(pause: false))
         } else {
             term.put(bottom, 0, "\(keys.label(.quit)): quit")
         }

@@ -35,7 +35,9 @@ extension EggsCommand {
             abstract: "Play in the terminal: a lobby of the peers in the room, or practice against a local bot.",
             discussion: """
                 Keys: arrows or h/j/k/l move (down drops faster), z/x or up rotate, space hard drops, \
-                p pauses a practice match, q leaves (asks first during a match), r or enter marks ready. \
+                p pauses a practice match, q leaves (asks first during a match). \
+                In the lobby: r or enter marks you ready, s changes the speed, c the colours, g the games \
+                per match, b starts a practice match against a local bot and l picks its level, q quits. \
                 Remap with --keys 'left=a,right=d,soft-drop=s,rotate-cw=w' or the file \
                 $XDG_CONFIG_HOME/eggs/keys (lines 'action = key'); actions: \
                 \(KeyAction.allCases.map(\.rawValue).joined(separator: " ")).
@@ -117,7 +119,7 @@ extension EggsCommand {
                                        settings: matchSettings, keys: keyMap, unicode: term.unicode)
             while true {
                 GameLoop.run(screen, on: term)
-                guard let level = screen.practiceRequested, !screen.finished else { break }
+                guard let level = screen.practiceRequested, !screen.quit, Terminal.interrupted == 0 else { break }
                 var generator = SystemRandomNumberGenerator()
                 let practice = PracticeScreen(
                     name: playerName, level: level,

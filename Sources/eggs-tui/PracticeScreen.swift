@@ -10,6 +10,21 @@ final class PracticeScreen: Screen {
     private var paused = false
     private var confirmingQuit = false
     private var lastChains = [0, 0]
+    /// Per seat: what the match's results screen will show.
+    private var tally: [PlayerTally]
+    /// Ticks the match's games have run (for pairs per minute).
+    private var matchTicks = 0
+    /// After a game: its final boards and the banner, held for ``holdTicks`` ticks.
+    private var finalGrids: [PlayerGrid]?
+    private var banner: [String]?
+    private var holdTicks = 0
+    static let holdTicks = 3 * 60
+    /// The match is over: its results, shown (after the last banner) until the player leaves or
+    /// asks for a rematch.
+    private var results: MatchResults?
+    private(set) var showingResults = false
+    /// Set while the terminal is too small to show the game: the game waits.
+    private var tooSmall = false
     private(set) var finished = false
 
     init(name: String, level: BotLevel, options: LocalMatch.Options, keys: KeyMap, unicode: Bool) {
@@ -18,9 +33,11 @@ final class PracticeScreen: Screen {
         self.glyphs = Glyphs(unicode: unicode)
         self.playerName = name
         self.level = level
+        self.tally = Self.freshTally(name: name, level: level)
     }
 
-    var wantsTicks: Bool { !paused && !confirmingQuit && !match.isOver }
+    /// Paused, asking whether to leave, too small to show or over: the whole match stands still.
+    var wantsTicks: Bool { !paused && !confirmingQuit && !tooSmall && (!match.isOver || holdTicks > 0) }
 
     func handle(key: TerminalKey) {
         if confirmingQuit {
@@ -31,13 +48,13 @@ final class PracticeScreen: Screen {
         guard let action = keys.action(for: key) else { return }
         switch action {
         case .quit:
-            if match.isOver { finished = true } else { confirmingQuit = true }
+            if showingResults { finished = true } else { confirmingQuit = true }
         case .pause:
             paused.toggle()
         case .ready:
-            if match.isOver { restart() }
+            if showingResults { restart() }
         default:
-            guard !paused, !match.isOver, let move = Self.move(for: action) else { return }
+            guard !paused, !match.isOver, holdTicks == 0, let move = Self.move(for: action) else { return }
             match.enqueue(move, seat: 0)
         }
     }
@@ -55,49 +72,110 @@ final class PracticeScreen: Screen {
     }
 
     func tick() -> Bool {
-        let events = match.tick()
-        for event in events {
-            if case .input(let seat, _, .locked(let chain)) = event { lastChains[seat] = chain.chain }
+        guard wantsTicks else { return false }
+        if holdTicks > 0 {
+            // The finished game's boards and banner stay up; the next game waits.
+            holdTicks -= 1
+            if holdTicks == 0 {
+                banner = nil
+                showingResults = results != nil
+            }
+            return holdTicks == 0
         }
+        if !match.isOver { matchTicks += 1 }
+        let events = match.tick()
+        for event in events { note(event) }
         return !events.isEmpty
     }
 
+    /// Keeps the match's tally and reacts to the end of a game or of the match.
+    private func note(_ event: LocalMatch.Event) {
+        switch event {
+        case .input(let seat, _, .locked(let chain)):
+            lastChains[seat] = chain.chain
+            tally[seat].pairsPlaced += 1
+            tally[seat].largestChain = max(tally[seat].largestChain, chain.chain)
+        case .garbageSent(let from, let to, let count):
+            tally[from].garbageSent += count
+            tally[to].garbageReceived += count
+        case .gameOver(let winner):
+            let game = match.gamesPlayed
+            let out = (match.lastGameGrids ?? match.grids).map { $0.state == .toppedOut }
+            let who = out[0] && out[1] ? "You both topped out" : (out[0] ? "You topped out" : "The bot topped out")
+            let result = winner.map { $0 == 0 ? "you win game \(game)!" : "the bot wins game \(game)." } ?? "game \(game) is a draw."
+            banner = ["\(who): \(result)", "Games: you \(match.wins[0]), the bot \(match.wins[1])"]
+            finalGrids = match.lastGameGrids
+            holdTicks = Self.holdTicks
+            lastChains = [0, 0]
+        case .matchOver(let winner):
+            for seat in 0..<2 { tally[seat].wins = match.wins[seat] }
+            let headline = winner.map { $0 == 0 ? "You win the match!" : "You lose: the bot wins the match." } ?? "No winner."
+            results = MatchResults(headline: headline, won: winner.map { $0 == 0 }, games: match.gamesPlayed,
+                                   seconds: Double(matchTicks) / 60, players: tally)
+        default:
+            break
+        }
+    }
+
     func interrupted() { finished = true }
+
+    /// "1:05": a game clock of `ticks` (60 a second) as minutes and seconds.
+    static func clock(ticks: Int) -> String {
+        let seconds = max(0, ticks) / 60
+        return "\(seconds / 60):" + (seconds % 60 < 10 ? "0" : "") + "\(seconds % 60)"
+    }
 
     private func restart() {
         var options = match.options
         options.seed = options.seed &+ 0x9E37_79B9_7F4A_7C15
         match = LocalMatch(options: options, seats: match.seats)
         lastChains = [0, 0]
+        tally = Self.freshTally(name: playerName, level: level)
+        matchTicks = 0
+        results = nil
+        showingResults = false
+        banner = nil
+        finalGrids = nil
+        holdTicks = 0
+    }
+
+    static func freshTally(name: String, level: BotLevel) -> [PlayerTally] {
+        [PlayerTally(name: name, isLocal: true), PlayerTally(name: "bot (\(level.rawValue))", isLocal: false)]
     }
 
     func draw(on term: Terminal) {
-        if GameLoop.drawTooSmall(on: term, columns: 2 * MatchView.fullWidth, rows: MatchView.minimumRows) { return }
-        term.put(0, 0, "eggs — practice against the \(level.rawValue) bot", bold: true)
+        tooSmall = GameLoop.drawTooSmall(on: term, columns: 2 * MatchView.fullWidth, rows: MatchView.minimumRows)
+        if tooSmall { return }
+        if showingResults, let results {
+            results.draw(on: term, hint: "\(keys.label(.ready)): rematch   \(keys.label(.quit)): quit")
+            return
+        }
+        let game = match.gamesPlayed + (match.isOver || holdTicks > 0 ? 0 : 1)
+        let ticks = holdTicks > 0 || match.isOver ? 0 : match.gameTicks
+        term.put(0, 0, "eggs — practice against the \(level.rawValue) bot — game \(game) — \(Self.clock(ticks: ticks))", bold: true)
+        let grids = finalGrids ?? match.grids
         let panels = (0..<2).map { seat in
             PlayerPanel(
                 name: seat == 0 ? playerName : "bot (\(level.rawValue))",
-                grid: match.grids[seat],
-                next: [match.nextPair(seat: seat)],
+                grid: grids[seat],
+                next: finalGrids == nil ? [match.nextPair(seat: seat)] : [],
                 wins: match.wins[seat],
-                incomingGarbage: match.incomingGarbage[seat],
+                incomingGarbage: finalGrids == nil ? match.incomingGarbage[seat] : 0,
                 chain: lastChains[seat],
-                status: match.grids[seat].state == .toppedOut ? "out" : (seat == 0 ? "you" : ""),
+                status: grids[seat].state == .toppedOut ? "out" : (seat == 0 ? "you" : ""),
                 isLocal: seat == 0,
-                alert: match.grids[seat].state == .toppedOut
+                alert: grids[seat].state == .toppedOut
             )
         }
-        MatchView.draw(panels, on: term, glyphs: glyphs, top: 1)
+        let area = MatchView.draw(panels, on: term, glyphs: glyphs, top: 1)
+        if let banner { Banner.draw(banner, on: term, centreRow: area.centreRow) }
         let bottom = term.rows - 1
         if confirmingQuit {
             term.put(bottom, 0, "Leave the match? y to leave, any other key to stay", pair: Terminal.pairAlert, bold: true)
-        } else if match.isOver {
-            let winner = match.matchWinner.map { $0 == 0 ? "You win the match!" : "The bot wins the match." } ?? "No winner."
-            term.put(bottom, 0, "\(winner)  \(keys.label(.ready)): play again  \(keys.label(.quit)): quit", bold: true)
         } else if paused {
             term.put(bottom, 0, "Paused.  \(keys.label(.pause)): resume  \(keys.label(.quit)): quit", bold: true)
         } else {
-            term.put(bottom, 0, "\(keys.label(.left))\(keys.label(.right)) move  \(keys.label(.rotateCCW))/\(keys.label(.rotateCW)) rotate  \(keys.label(.softDrop)) drop  \(keys.label(.hardDrop)) hard drop  \(keys.label(.pause)) pause  \(keys.label(.quit)) quit")
+            term.put(bottom, 0, keys.playHints(pause: true))
         }
     }
 }

@@ -12,6 +12,8 @@ final class ReplayScreen: Screen {
     private var position = 0
     private var speed: Double
     private var paused = false
+    /// Set while the terminal is too small to show the boards: playback waits.
+    private var tooSmall = false
     private var clockMicros: Double = 0
     private let glyphs: Glyphs
     private let path: String
@@ -63,7 +65,7 @@ final class ReplayScreen: Screen {
         clockMicros = Double(events.first?.at ?? 0)
     }
 
-    var wantsTicks: Bool { !paused && position < events.count }
+    var wantsTicks: Bool { !paused && !tooSmall && position < events.count }
 
     func handle(key: TerminalKey) {
         switch key {
@@ -80,6 +82,7 @@ final class ReplayScreen: Screen {
     func interrupted() { finished = true }
 
     func tick() -> Bool {
+        guard wantsTicks else { return false }
         clockMicros += 1_000_000.0 / 60.0 * speed
         var changed = false
         while position < events.count && Double(events[position].at) <= clockMicros {
@@ -120,7 +123,8 @@ final class ReplayScreen: Screen {
     }
 
     func draw(on term: Terminal) {
-        if GameLoop.drawTooSmall(on: term, columns: MatchView.minimumColumns, rows: MatchView.minimumRows) { return }
+        tooSmall = GameLoop.drawTooSmall(on: term, columns: MatchView.minimumColumns, rows: MatchView.minimumRows)
+        if tooSmall { return }
         let at = position < events.count ? "message \(position)/\(events.count)" : "end of log (\(events.count) messages)"
         term.put(0, 0, "eggs replay — \(path)", bold: true)
         if let match = replica.match {

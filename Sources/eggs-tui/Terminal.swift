@@ -19,6 +19,9 @@ final class Terminal {
     let colors: Bool
     /// Whether to draw Unicode glyphs (off when the locale is not UTF-8).
     let unicode: Bool
+    /// How orange eggs stand apart from red ones: a 256-colour orange, or (with fewer colours,
+    /// where orange would be red again) red in reverse video.
+    private(set) var orangeInReverse = false
     private var screen: OpaquePointer?
 
     /// Colour pair numbers for the egg colours R B Y P G O, then garbage and UI accents.
@@ -34,6 +37,13 @@ final class Terminal {
             throw CommandFailure.badInput("no usable terminal: standard input and output must be a terminal")
         }
         let term = getenv("TERM").map { String(cString: $0) } ?? ""
+        // A parent (a test runner, a supervisor) may hand down SIGWINCH blocked or ignored:
+        // curses would then never hear of a resize. Take it back before curses sets up.
+        var winch = sigset_t()
+        sigemptyset(&winch)
+        sigaddset(&winch, SIGWINCH)
+        sigprocmask(SIG_UNBLOCK, &winch, nil)
+        signal(SIGWINCH, SIG_DFL)
         guard !term.isEmpty, let output = fdopen(STDOUT_FILENO, "w"), let input = fdopen(STDIN_FILENO, "r"),
               let screen = newterm(nil, output, input) else {
             throw CommandFailure.badInput("no usable terminal: TERM is \(term.isEmpty ? "not set" : "'\(term)', which terminfo does not know")")
@@ -49,9 +59,12 @@ final class Terminal {
         if wantColor && has_colors() {
             start_color()
             use_default_colors()
+            // Orange is colour 208 of the 256-colour palette; 8 or 16 colours have no orange.
+            let orange: Int32 = eggs_colors() >= 256 ? 208 : Int32(COLOR_RED)
+            orangeInReverse = eggs_colors() < 256
             let table: [(Int32, Int32)] = [
                 (Terminal.pairRed, Int32(COLOR_RED)), (Terminal.pairBlue, Int32(COLOR_BLUE)), (Terminal.pairYellow, Int32(COLOR_YELLOW)),
-                (Terminal.pairPurple, Int32(COLOR_MAGENTA)), (Terminal.pairGreen, Int32(COLOR_GREEN)), (Terminal.pairOrange, Int32(COLOR_RED)),
+                (Terminal.pairPurple, Int32(COLOR_MAGENTA)), (Terminal.pairGreen, Int32(COLOR_GREEN)), (Terminal.pairOrange, orange),
                 (Terminal.pairGarbage, Int32(COLOR_WHITE)), (Terminal.pairAccent, Int32(COLOR_CYAN)), (Terminal.pairAlert, Int32(COLOR_RED)),
             ]
             for (pair, fg) in table { init_pair(Int16(pair), Int16(fg), -1) }
@@ -112,12 +125,41 @@ final class Terminal {
         var attrs: attr_t = 0
         if colors && pair != 0 { attrs |= eggs_color_pair(pair) }
         if bold { attrs |= eggs_a_bold() }
-        if reverse { attrs |= eggs_a_reverse() }
+        if reverse || (colors && pair == Terminal.pairOrange && orangeInReverse) { attrs |= eggs_a_reverse() }
         if attrs != 0 { wattron(eggs_stdscr(), Int32(bitPattern: attrs)) }
         let room = columns - x
-        let clipped = String(text.prefix(room))
+        let shown = unicode ? text : Terminal.ascii(text)
+        let clipped = String(shown.prefix(room))
         mvwaddstr(eggs_stdscr(), Int32(y), Int32(x), clipped)
         if attrs != 0 { wattroff(eggs_stdscr(), Int32(bitPattern: attrs)) }
+    }
+
+    /// `text` in plain ASCII, for a locale that is not UTF-8: the few symbols the screens use get
+    /// ASCII stand-ins, anything else becomes "?" (ncurses would garble it).
+    static func ascii(_ text: String) -> String {
+        guard !text.unicodeScalars.allSatisfy(\.isASCII) else { return text }
+        var out = ""
+        for scalar in text.unicodeScalars {
+            if scalar.isASCII {
+                out.unicodeScalars.append(scalar)
+                continue
+            }
+            switch scalar {
+            case "—", "–", "─", "━": out += "-"
+            case "←": out += "<-"
+            case "→": out += "->"
+            case "↑": out += "^"
+            case "↓": out += "v"
+            case "·", "•": out += "."
+            case "…": out += "..."
+            case "×": out += "x"
+            case "│", "┃": out += "|"
+            case "┌", "┐", "└", "┘", "├", "┤", "┬", "┴", "┼": out += "+"
+            case "▒", "█", "▓": out += "#"
+            default: out += "?"
+            }
+        }
+        return out
     }
 
     // MARK: restoring the terminal on signals and crashes

@@ -15,6 +15,8 @@ let sampleMessages: [MatchMessage] = [
     .checkpoint(game: 1, pairs: 17, hash: 0xdead_beef_0000_0001),
     .gameOverVote(game: 5, winner: PeerID(0xffff_ffff_ffff_ffff)),
     .gameOverVote(game: 5, winner: nil),
+    .clock(game: 7, tick: 0),
+    .clock(game: 4_000_000_000, tick: .max),
     .snapshot(Snapshot(view: 9, matchRound: 2, nextGame: 7, lobby: [LobbyEntry(peer: PeerID(1), name: "a", role: .player)],
                        match: MatchSnapshot(settings: .default, players: [PeerID(1), PeerID(2)], wins: [1, 0], game: 6,
                                             frontier: 40, pairsSpawned: [30, 28]))),

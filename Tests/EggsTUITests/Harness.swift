@@ -3,8 +3,10 @@ import Testing
 
 /// Runs the built `eggs-tui` binary and tmux sessions for end-to-end tests.
 enum Harness {
-    /// The `eggs-tui` executable beside this test bundle (`.build/<config>/eggs-tui`).
+    /// The `eggs-tui` executable beside this test bundle (`.build/<config>/eggs-tui`), or the one
+    /// `EGGS_TUI_BINARY` names (to run these tests against another build, e.g. an older one).
     static var binary: String {
+        if let other = ProcessInfo.processInfo.environment["EGGS_TUI_BINARY"], !other.isEmpty { return other }
         let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         return URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("eggs-tui").path
     }
@@ -43,6 +45,22 @@ enum Harness {
         }
         process.waitUntilExit()
         return Result(status: process.terminationStatus, stdout: outData.wait(), stderr: errData.wait())
+    }
+
+    /// The bottom row of every full-size grid on a screen, left to right: the text between the
+    /// side borders on the line just above the bottom borders (normal or large cells alike).
+    static func gridBottomRows(_ screen: String) -> [String] {
+        let lines = screen.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        guard let bottom = lines.firstIndex(where: { $0.contains("└") }), bottom > 0 else { return [] }
+        let parts = lines[bottom - 1].split(separator: "│", omittingEmptySubsequences: false).map(String.init)
+        // "<left> │cells│ next … │cells│ …": the cells are every other part after the first.
+        return stride(from: 1, to: parts.count, by: 2).map { parts[$0] }
+    }
+
+    /// Whether the bottom-left cell of a grid row from ``gridBottomRows(_:)`` holds an egg or garbage.
+    static func leftCellFilled(_ row: String) -> Bool {
+        guard let first = row.first else { return false }
+        return first != "·" && first != " "
     }
 
     /// Whether tmux is installed (scripts/setup.sh installs it).
@@ -95,17 +113,27 @@ final class ReadAll: @unchecked Sendable {
 }
 
 /// A detached tmux session running one command, read with capture-pane.
+///
+/// Each session has its own tmux server (`tmux -L <unique name>`). ``close()`` (also run by
+/// `deinit`, so a failing test cleans up too) kills every process started in the panes, the
+/// server, and removes the server's socket.
 final class TmuxSession {
     let socket: String
     let name: String
+    private var closed = false
 
     init(command: String, width: Int = 120, height: Int = 40, environment: [String: String] = [:]) throws {
         socket = "eggs-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         name = "main"
         var env: [String] = []
-        for (key, value) in environment { env += ["-e", "\(key)=\(value)"] }
-        try Harness.tmux(socket, ["new-session", "-d", "-s", name, "-x", "\(width)", "-y", "\(height)"] + env + [command])
-        try Harness.tmux(socket, ["set-option", "-t", name, "remain-on-exit", "on"])
+        for (key, value) in environment.sorted(by: { $0.key < $1.key }) { env += ["-e", "\(key)=\(value)"] }
+        do {
+            try Harness.tmux(socket, ["new-session", "-d", "-s", name, "-x", "\(width)", "-y", "\(height)"] + env + [command])
+            try Harness.tmux(socket, ["set-option", "-t", name, "remain-on-exit", "on"])
+        } catch {
+            close()
+            throw error
+        }
     }
 
     /// The visible screen as text.
@@ -113,8 +141,18 @@ final class TmuxSession {
         (try? Harness.tmux(socket, ["capture-pane", "-p", "-t", name])) ?? ""
     }
 
+    /// The visible screen with its colours and attributes as escape sequences.
+    func screenWithAttributes() -> String {
+        (try? Harness.tmux(socket, ["capture-pane", "-p", "-e", "-t", name])) ?? ""
+    }
+
     func send(_ keys: String...) {
         _ = try? Harness.tmux(socket, ["send-keys", "-t", name] + keys)
+    }
+
+    /// Resizes the session's window (the program sees a terminal resize).
+    func resize(width: Int, height: Int) {
+        _ = try? Harness.tmux(socket, ["resize-window", "-t", name, "-x", "\(width)", "-y", "\(height)"])
     }
 
     /// Waits until the screen contains `text` (at most `seconds`); returns the last screen.
@@ -147,8 +185,66 @@ final class TmuxSession {
         ((try? Harness.tmux(socket, ["display-message", "-p", "-t", name, "#{pane_dead}"])) ?? "").hasPrefix("1")
     }
 
+    /// The process IDs of the tmux server and of every process running in its panes.
+    func processes() -> (server: pid_t?, panes: [pid_t]) {
+        let server = pid_t(((try? Harness.tmux(socket, ["display-message", "-p", "#{pid}"])) ?? "")
+            .trimmingCharacters(in: .whitespacesAndNewlines))
+        let panePIDs = ((try? Harness.tmux(socket, ["list-panes", "-a", "-F", "#{pane_pid}"])) ?? "")
+            .split(separator: "\n").compactMap { pid_t($0.trimmingCharacters(in: .whitespaces)) }
+        var all: [pid_t] = []
+        var pending = panePIDs
+        while let pid = pending.popLast(), all.count < 4_096 {
+            guard pid > 0, !all.contains(pid) else { continue }
+            all.append(pid)
+            pending += Self.children(of: pid)
+        }
+        return (server, all)
+    }
+
+    /// The children of `pid`, from every thread's children list in /proc.
+    static func children(of pid: pid_t) -> [pid_t] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.flatMap { task -> [pid_t] in
+            let text = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/children", encoding: .utf8)) ?? ""
+            return text.split(separator: " ").compactMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        }
+    }
+
+    /// Whether a process exists and is not a zombie.
+    static func alive(_ pid: pid_t) -> Bool {
+        guard kill(pid, 0) == 0 else { return false }
+        let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+        guard let close = stat.lastIndex(of: ")") else { return false }
+        return !stat[close...].hasPrefix(") Z")
+    }
+
+    /// The path of this session's server socket.
+    var socketPath: String {
+        let base = ProcessInfo.processInfo.environment["TMUX_TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        return "\(base)/tmux-\(getuid())/\(socket)"
+    }
+
+    /// Kills the server and every process started in its panes (waiting up to 5 s for them to go),
+    /// then removes the socket. Safe to call twice.
     func close() {
+        guard !closed else { return }
+        closed = true
+        let (server, panes) = processes()
         _ = try? Harness.tmux(socket, ["kill-server"])
+        var left = panes + (server.map { [$0] } ?? [])
+        let deadline = Date().addingTimeInterval(5)
+        var killed = false
+        while true {
+            left = left.filter(Self.alive)
+            if left.isEmpty { break }
+            if Date() >= deadline { break }
+            if !killed && Date() >= deadline.addingTimeInterval(-4) {
+                for pid in left { kill(pid, SIGKILL) }
+                killed = true
+            }
+            usleep(20_000)
+        }
+        unlink(socketPath)
     }
 
     deinit { close() }

@@ -4,17 +4,6 @@ import Testing
 /// Two `eggs-tui play` processes in tmux, multicast on 127.0.0.1 only.
 @Suite("network play in tmux", .serialized, .enabled(if: Harness.hasTmux, "tmux is not installed (scripts/setup.sh installs it)"))
 struct NetworkPlayTests {
-    /// The 12 grid rows of the panel whose left border is at `column` (0 = first panel).
-    static func gridRows(_ screen: String, panelColumn: Int) -> [String] {
-        let lines = screen.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        guard lines.count >= 15 else { return [] }
-        return lines[3..<15].map { line in
-            let chars = Array(line)
-            guard chars.count > panelColumn else { return "" }
-            return String(chars[panelColumn..<min(chars.count, panelColumn + 14)])
-        }
-    }
-
     @Test("two players: lobbies list each other, ready starts a match, moves reach the mirror, quit restores the terminal")
     func twoPlayers() throws {
         let port = Int.random(in: 20_000...60_000)
@@ -41,8 +30,8 @@ struct NetworkPlayTests {
         #expect(alice.waitForLine(matching: #"^rtt/loss: bob [0-9]+(\.[0-9])? ms [0-9]+%"#) != nil,
                 "alice's status line shows no round-trip time to bob: \(alice.screen())")
 
-        // Bob hard-drops his first pair at the far left; alice's mirror of bob (second panel,
-        // at column 24) shows eggs at the bottom of its first column.
+        // Bob hard-drops his first pair at the far left; alice's mirror of bob (the second
+        // panel) shows eggs at the bottom of its first column.
         bob.send("Left")
         bob.send("Left")
         bob.send("Left")
@@ -50,10 +39,8 @@ struct NetworkPlayTests {
         var mirrored = false
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline && !mirrored {
-            let rows = Self.gridRows(alice.screen(), panelColumn: 24)
-            if let bottom = rows.last, bottom.hasPrefix("│"), bottom.count > 1 {
-                mirrored = bottom.dropFirst().first.map { $0 != "·" && $0 != " " } ?? false
-            }
+            let rows = Harness.gridBottomRows(alice.screen())
+            mirrored = rows.count == 2 && Harness.leftCellFilled(rows[1])
             usleep(100_000)
         }
         #expect(mirrored, "bob's move never reached alice's mirror: \(alice.screen())")
@@ -64,8 +51,8 @@ struct NetworkPlayTests {
         #expect(alice.waitFor("EXIT=0") != nil, "alice did not exit cleanly: \(alice.screen())")
         let alternate = (try? Harness.tmux(alice.socket, ["display-message", "-p", "-t", alice.name, "#{alternate_on}"])) ?? ""
         #expect(alternate.hasPrefix("0"), "alice's terminal is still in the game's screen")
-        // Bob is left alone: the match ends with him as the winner.
-        #expect(bob.waitFor("Match over: you") != nil, "bob's match did not end: \(bob.screen())")
+        // Bob is left alone: the match ends with him as the winner, on the results screen.
+        #expect(bob.waitFor("You win the match!") != nil, "bob's match did not end: \(bob.screen())")
         bob.send("q")
         #expect(bob.waitFor("EXIT=0") != nil)
     }

@@ -37,11 +37,7 @@ struct TerminalTests {
         var landed = false
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline && !landed {
-            let rows = session.screen().split(separator: "\n", omittingEmptySubsequences: false)
-            if rows.count > 14 {
-                let bottom = rows[14]
-                landed = bottom.hasPrefix("│") && !bottom.dropFirst().hasPrefix("·")
-            }
+            landed = Harness.gridBottomRows(session.screen()).first.map(Harness.leftCellFilled) ?? false
             usleep(100_000)
         }
         #expect(landed, "the pair did not land in the left column: \(session.screen())")
