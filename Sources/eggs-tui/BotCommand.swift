@@ -18,6 +18,8 @@ final class BotPeer {
     private let playersWanted: Int
     private let gamesMax: Int?
     private(set) var stopped = false
+    /// Locks of this bot's own grid that made a chain of 3 or more (all games).
+    private(set) var chainsOf3 = 0
 
     init(peer: NetPeer, level: BotLevel, seed: UInt64, settings: MatchSettings, playersWanted: Int, gamesMax: Int?, spectator: Bool = false) {
         self.peer = peer
@@ -34,6 +36,7 @@ final class BotPeer {
     /// One 60 Hz tick: get ready when enough players are in the room, play the live pair.
     func tick() {
         var player = self.player
+        var chainsOf3 = self.chainsOf3
         let playersWanted = self.playersWanted, settings = self.settings
         let playing = !isSpectator, wantsMore = !isDone
         peer.withMatch { match, now in
@@ -44,10 +47,11 @@ final class BotPeer {
             match.tick(now: now)
             if playing, let grid = match.owner?.grid, grid.state == .live, match.owner?.isOut == false,
                let move = player.tick(grid: grid, next: match.ownerNextPair) {
-                _ = match.applyLocal(move, now: now)
+                if case .locked(let chain)? = match.applyLocal(move, now: now), chain.chain >= 3 { chainsOf3 += 1 }
             }
         }
         self.player = player
+        self.chainsOf3 = chainsOf3
     }
 }
 
@@ -189,6 +193,7 @@ struct BotReport {
     var droppedInvalid: UInt64
     var delivered: UInt64
     var views: UInt64
+    var chainsOf3: Int
     var log: String
 
     init(bot: BotPeer) {
@@ -205,6 +210,7 @@ struct BotReport {
         droppedInvalid = net.droppedInvalid + UInt64(match.stats.invalidDropped)
         delivered = net.messagesDelivered
         views = net.viewsInstalled
+        chainsOf3 = bot.chainsOf3
         log = bot.peer.logPath
     }
 
@@ -214,6 +220,7 @@ struct BotReport {
             ("checkpointsVerified", "\(checkpointsVerified)"), ("desyncs", "\(desyncs)"),
             ("maxEggWaitMs", String(format3(maxEggWaitMs))), ("sent", "\(sent)"), ("retransmitted", "\(retransmitted)"),
             ("droppedInvalid", "\(droppedInvalid)"), ("delivered", "\(delivered)"), ("views", "\(views)"),
+            ("chainsOf3", "\(chainsOf3)"),
             ("log", jsonString(log)),
         ]
         return "{" + fields.map { "\"\($0.0)\": \($0.1)" }.joined(separator: ", ") + "}"
