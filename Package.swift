@@ -35,6 +35,7 @@ let package = Package(
             name: "PeerNetUDP",
             dependencies: [
                 "PeerNet",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]

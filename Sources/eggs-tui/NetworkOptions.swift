@@ -29,6 +29,14 @@ struct NetworkOptions: ParsableArguments {
     @Option(help: "Where the message log goes (default: under $XDG_STATE_HOME/eggs/).")
     var log: String?
 
+    @Option(name: .customLong("peer"), help: ArgumentHelp(
+        "A unicast peer, HOST or HOST:PORT (default port: --port); repeatable. For networks that do not carry multicast: peers share the addresses they know, so one other player's address is enough.",
+        valueName: "host[:port]"))
+    var peers: [String] = []
+
+    @Flag(name: .customLong("no-multicast"), help: "Unicast peers only: neither join nor send to the multicast group.")
+    var noMulticast = false
+
     var room: String { roomFlag ?? Config.current.room ?? "eggs" }
     var group: String { groupFlag ?? Config.current.group ?? "239.255.77.77" }
     var port: Int { portFlag ?? Config.current.port ?? 47777 }
@@ -45,6 +53,16 @@ struct NetworkOptions: ParsableArguments {
         guard !room.isEmpty, room.utf8.count <= 64 else {
             throw ValidationError("--room must be 1 to 64 bytes")
         }
+        guard peers.count <= UnicastOptions.addressesMax else {
+            throw ValidationError("at most \(UnicastOptions.addressesMax) --peer addresses")
+        }
+        for peer in peers {
+            do {
+                _ = try PeerAddress.resolve(peer, defaultPort: UInt16(port))
+            } catch {
+                throw ValidationError("--peer: \(error.description)")
+            }
+        }
     }
 
     /// The passphrase from the flag, else from EGGS_PASSPHRASE; empty means none.
@@ -55,7 +73,10 @@ struct NetworkOptions: ParsableArguments {
     }
 
     var multicast: MulticastOptions {
-        MulticastOptions(group: group, port: port, interface: interface)
+        // Resolved once more here (validate() checked every address).
+        let addresses = peers.compactMap { try? PeerAddress.resolve($0, defaultPort: UInt16(port)) }
+        return MulticastOptions(group: group, port: port, interface: interface, multicast: !noMulticast,
+                                unicast: addresses.isEmpty ? nil : UnicastOptions(peers: addresses))
     }
 
     /// The peer ID from `--id`, else a random one from the system's generator.
