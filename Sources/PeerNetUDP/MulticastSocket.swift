@@ -16,12 +16,19 @@ public struct MulticastOptions: Sendable, Hashable {
     public var interface: String?
     /// Hops a datagram may take; forced to 0 on the loopback interface.
     public var ttl: UInt8
+    /// Whether to join and send to the group (`--no-multicast`: unicast peers only).
+    public var multicast: Bool
+    /// Unicast peers (`--peer`), who get every datagram too; nil: none.
+    public var unicast: UnicastOptions?
 
-    public init(group: String = "239.255.77.77", port: Int = 47777, interface: String? = nil, ttl: UInt8 = 1) {
+    public init(group: String = "239.255.77.77", port: Int = 47777, interface: String? = nil, ttl: UInt8 = 1,
+                multicast: Bool = true, unicast: UnicastOptions? = nil) {
         self.group = group
         self.port = port
         self.interface = interface
         self.ttl = ttl
+        self.multicast = multicast
+        self.unicast = unicast
     }
 
     /// The socket buffer size asked of the kernel.
@@ -111,7 +118,8 @@ public final class MulticastSocket: @unchecked Sendable {
     public static func open(
         options: MulticastOptions,
         on group: EventLoopGroup,
-        onDatagrams: @escaping @Sendable ([[UInt8]]) -> Void
+        onDatagrams: @escaping @Sendable ([[UInt8]]) -> Void,
+        onAnnouncement: (@Sendable ([UInt8], UInt32) -> Void)? = nil
     ) throws -> MulticastSocket {
         let groupAddress: SocketAddress
         do {
@@ -136,7 +144,7 @@ public final class MulticastSocket: @unchecked Sendable {
             .channelOption(.maxMessagesPerRead, value: readsPerWakeup)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(DatagramReader(onDatagrams: onDatagrams))
+                    try channel.pipeline.syncOperations.addHandler(DatagramReader(onDatagrams: onDatagrams, onAnnouncement: onAnnouncement))
                 }
             }
         let channel: Channel
@@ -146,7 +154,9 @@ public final class MulticastSocket: @unchecked Sendable {
             throw MulticastSocketError(description: "cannot bind UDP port \(options.port): \(error)")
         }
         do {
-            try configure(channel: channel, group: group4.address.sin_addr, interface: interfaceAddr, options: options)
+            if options.multicast {
+                try configure(channel: channel, group: group4.address.sin_addr, interface: interfaceAddr, options: options)
+            }
         } catch {
             _ = channel.close()
             throw MulticastSocketError(description: "cannot join \(options.group) on \(options.interface ?? "the default interface"): \(error)")
@@ -178,6 +188,7 @@ public final class MulticastSocket: @unchecked Sendable {
                 sendFailures.add(UInt64(batch.count), ordering: .relaxed)
                 return
             }
+            guard options.multicast else { return }
             for bytes in batch {
                 let sent = bytes.withUnsafeBytes { raw in
                     withUnsafePointer(to: &destination) { address in
@@ -195,6 +206,31 @@ public final class MulticastSocket: @unchecked Sendable {
     public func close() {
         try? channel.close().wait()
         closeSender()
+    }
+
+    /// Sends every datagram of `batch` to each of `peers` (unicast), like ``send(_:)``: in
+    /// order, non-blocking, a refused datagram counted as lost.
+    public func send(_ batch: [[UInt8]], to peers: [PeerAddress]) {
+        guard !peers.isEmpty else { return }
+        sender.withLock { fd in
+            guard let fd else {
+                sendFailures.add(UInt64(batch.count * peers.count), ordering: .relaxed)
+                return
+            }
+            for peer in peers {
+                var address = peer.sockaddr
+                for bytes in batch {
+                    let sent = bytes.withUnsafeBytes { raw in
+                        withUnsafePointer(to: &address) { pointer in
+                            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                                sendto(fd, raw.baseAddress, raw.count, Int32(MSG_NOSIGNAL), $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                            }
+                        }
+                    }
+                    if sent != bytes.count { sendFailures.add(1, ordering: .relaxed) }
+                }
+            }
+        }
     }
 
     private static func isMulticast(_ addr: in_addr) -> Bool {
@@ -232,15 +268,23 @@ private final class DatagramReader: ChannelInboundHandler, @unchecked Sendable {
     typealias InboundIn = AddressedEnvelope<ByteBuffer>
 
     private let onDatagrams: @Sendable ([[UInt8]]) -> Void
+    private let onAnnouncement: (@Sendable ([UInt8], UInt32) -> Void)?
     private var pending: [[UInt8]] = []
 
-    init(onDatagrams: @escaping @Sendable ([[UInt8]]) -> Void) {
+    init(onDatagrams: @escaping @Sendable ([[UInt8]]) -> Void, onAnnouncement: (@Sendable ([UInt8], UInt32) -> Void)?) {
         self.onDatagrams = onDatagrams
+        self.onAnnouncement = onAnnouncement
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let envelope = Self.unwrapInboundIn(data)
-        pending.append(Array(envelope.data.readableBytesView))
+        let bytes = Array(envelope.data.readableBytesView)
+        // Unicast peers' address announcements go aside with their source address.
+        if let onAnnouncement, AddressBook.isAnnouncement(bytes), case .v4(let source) = envelope.remoteAddress {
+            onAnnouncement(bytes, UInt32(bigEndian: source.address.sin_addr.s_addr))
+            return
+        }
+        pending.append(bytes)
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {

@@ -27,6 +27,9 @@ public final class PeerHost: @unchecked Sendable {
     private var closed = false
     /// Datagrams collected by one pump (used under the lock only).
     private var outgoing: [[UInt8]] = []
+    /// The unicast peers' addresses (`--peer` and learned), used under the lock only.
+    private var book: AddressBook
+    private var announcer: RepeatedTask?
 
     /// Opens the socket and starts the core. `onEvent` receives every event.
     public init(
@@ -42,11 +45,45 @@ public final class PeerHost: @unchecked Sendable {
         self.core = ReliableMulticast(config: config, now: MonotonicClock.now())
         self.onEvent = onEvent
         let box = WeakHost()
+        // Every host keeps an address book, so a peer that was given no address still
+        // answers (by unicast) the peers that announce themselves to it.
+        var generator = SystemRandomNumberGenerator()
+        let book = AddressBook(options: options.unicast ?? UnicastOptions(peers: []), room: config.room,
+                               passphrase: config.passphrase, listeningPort: UInt16(options.port),
+                               nonce: generator.next(), now: MonotonicClock.now())
+        self.book = book
+        let onAnnouncement: @Sendable ([UInt8], UInt32) -> Void = { bytes, sourceIP in
+            box.host?.receivedAnnouncement(bytes, sourceIP: sourceIP)
+        }
         socket = try MulticastSocket.open(options: options, on: eventLoop, onDatagrams: { batch in
             box.host?.received(batch)
-        })
+        }, onAnnouncement: onAnnouncement)
         box.host = self
+        announcer = eventLoop.scheduleRepeatedTask(initialDelay: .zero, delay: .milliseconds(Int64(book.options.announceIntervalMilliseconds))) { _ in
+            box.host?.announce()
+        }
         withCore { _ in }
+    }
+
+    /// Counters of the unicast address sharing.
+    public var addressStats: AddressBookStats { lock.withLock { _ in book.stats } }
+
+    /// The unicast addresses datagrams go to now.
+    public var unicastDestinations: [PeerAddress] { lock.withLock { _ in book.destinations } }
+
+    private func receivedAnnouncement(_ bytes: [UInt8], sourceIP: UInt32) {
+        lock.withLock { _ in
+            guard !closed else { return }
+            book.handleAnnouncement(bytes, sourceIP: sourceIP, now: MonotonicClock.now())
+        }
+    }
+
+    /// Tells every known address the addresses this peer knows.
+    private func announce() {
+        lock.withLock { _ in
+            guard !closed, let announcement = book.pollAnnouncement(now: MonotonicClock.now()) else { return }
+            socket?.send([announcement], to: book.destinations)
+        }
     }
 
     /// Runs `body` with the core under the host's lock, then sends what it queued,
@@ -69,6 +106,8 @@ public final class PeerHost: @unchecked Sendable {
             closed = true
             timer?.cancel()
             timer = nil
+            announcer?.cancel()
+            announcer = nil
             return self.socket
         }
         socket?.close()
@@ -116,7 +155,10 @@ public final class PeerHost: @unchecked Sendable {
         }
         // One hand-over to the event loop and one flush for all of them.
         if !outgoing.isEmpty {
-            if !closed { socket?.send(outgoing) }
+            if !closed {
+                socket?.send(outgoing)
+                socket?.send(outgoing, to: book.destinations)
+            }
             outgoing.removeAll(keepingCapacity: true)
         }
         armTimer(now: now)

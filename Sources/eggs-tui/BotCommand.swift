@@ -21,6 +21,8 @@ final class BotPeer {
     /// For the per-game lines (BotGameLines.swift): games printed, and whether it plays this match.
     var gamesPrinted = 0
     var playing = false
+    /// Locks of this bot's own grid that made a chain of 3 or more (all games).
+    private(set) var chainsOf3 = 0
 
     init(peer: NetPeer, level: BotLevel, seed: UInt64, settings: MatchSettings, playersWanted: Int, gamesMax: Int?, spectator: Bool = false) {
         self.peer = peer
@@ -49,6 +51,7 @@ final class BotPeer {
     /// One 60 Hz tick: get ready when enough players are in the room, play the live pair.
     func tick() {
         var player = self.player
+        var chainsOf3 = self.chainsOf3
         let playersWanted = self.playersWanted, settings = self.settings
         let playing = !isSpectator, wantsMore = !isDone
         peer.withMatch { match, now in
@@ -59,10 +62,11 @@ final class BotPeer {
             match.tick(now: now)
             if playing, let grid = match.owner?.grid, grid.state == .live, match.owner?.isOut == false,
                let move = player.tick(grid: grid, next: match.ownerNextPair) {
-                _ = match.applyLocal(move, now: now)
+                if case .locked(let chain)? = match.applyLocal(move, now: now), chain.chain >= 3 { chainsOf3 += 1 }
             }
         }
         self.player = player
+        self.chainsOf3 = chainsOf3
     }
 }
 
@@ -296,6 +300,7 @@ struct BotReport {
     var sendQueued: Int
     /// Messages dropped as sent by an earlier life of a rejoined member's stream.
     var staleDropped: Int
+    var chainsOf3: Int
     var log: String
 
     init(bot: BotPeer) {
@@ -315,6 +320,7 @@ struct BotReport {
         sendHolds = match.stats.backpressureHolds
         sendQueued = match.pendingSendCount
         staleDropped = match.stats.staleDropped
+        chainsOf3 = bot.chainsOf3
         log = bot.peer.logPath
     }
 
@@ -326,7 +332,8 @@ struct BotReport {
             ("retransmitted", .int(Int64(clamping: retransmitted))), ("droppedInvalid", .int(Int64(clamping: droppedInvalid))),
             ("delivered", .int(Int64(clamping: delivered))), ("views", .int(Int64(clamping: views))),
             ("sendHolds", .int(Int64(clamping: sendHolds))), ("sendQueued", .int(Int64(clamping: sendQueued))),
-            ("staleDropped", .int(Int64(clamping: staleDropped))), ("log", .string(log)),
+            ("staleDropped", .int(Int64(clamping: staleDropped))), ("chainsOf3", .int(Int64(clamping: chainsOf3))),
+            ("log", .string(log)),
         ])
     }
 

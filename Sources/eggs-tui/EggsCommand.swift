@@ -3,11 +3,12 @@ import Consensus
 
 struct EggsCommand: ParsableCommand {
     /// What `--version` prints: the program's version and the match protocol it speaks.
-    static let version = "eggs-tui 0.12.0 (protocol \(Hello.currentProtocol), rules sfe)"
+    static let version = "eggs-tui \(ManualText.version) (protocol \(Hello.currentProtocol), rules sfe)"
 
     static let configuration = CommandConfiguration(
         commandName: "eggs-tui",
         abstract: "A falling-egg puzzle game for the terminal, played peer to peer on a LAN.",
+        discussion: ManualText.discussion,
         version: EggsCommand.version,
         subcommands: [Play.self, Bot.self, Replay.self, Soak.self, Resolve.self],
         defaultSubcommand: Play.self

@@ -109,6 +109,7 @@ struct KeyMap {
         var map = KeyMap()
         let path = configPath()
         if let text = readSmallFile(path) { try map.apply(spec: text, source: path) }
+        try map.apply(spec: Config.checked().keys.joined(separator: ","), source: Config.path())
         if let keysOption { try map.apply(spec: keysOption, source: "--keys") }
         if let conflict = map.conflicts().first {
             throw CommandFailure.badInput(

@@ -5,19 +5,20 @@ import PeerNetUDP
 import Glibc
 #endif
 
-/// The network options every networked subcommand shares (SPEC §3).
+/// The network options every networked subcommand shares (SPEC §3). Room, group, port and
+/// interface fall back to the config file (``Config``), then to their defaults.
 struct NetworkOptions: ParsableArguments {
-    @Option(help: "The room to join; peers in other rooms are ignored.")
-    var room: String = "eggs"
+    @Option(name: .customLong("room"), help: "The room to join; peers in other rooms are ignored (default: eggs).")
+    var roomFlag: String?
 
-    @Option(help: "The IPv4 multicast group.")
-    var group: String = "239.255.77.77"
+    @Option(name: .customLong("group"), help: "The IPv4 multicast group (default: 239.255.77.77).")
+    var groupFlag: String?
 
-    @Option(help: "The UDP port of the group.")
-    var port: Int = 47777
+    @Option(name: .customLong("port"), help: "The UDP port of the group (default: 47777).")
+    var portFlag: Int?
 
-    @Option(help: "The IPv4 address whose interface carries the multicast (127.0.0.1 plays on one machine).")
-    var interface: String?
+    @Option(name: .customLong("interface"), help: "The IPv4 address whose interface carries the multicast (127.0.0.1 plays on one machine).")
+    var interfaceFlag: String?
 
     @Option(help: "Authenticate every datagram with this passphrase (or set EGGS_PASSPHRASE).")
     var passphrase: String?
@@ -28,7 +29,21 @@ struct NetworkOptions: ParsableArguments {
     @Option(help: "Where the message log goes; its directory must exist (default: under $XDG_STATE_HOME/eggs/, created when missing).")
     var log: String?
 
+    @Option(name: .customLong("peer"), help: ArgumentHelp(
+        "A unicast peer, HOST or HOST:PORT (default port: --port); repeatable. For networks that do not carry multicast: peers share the addresses they know, so one other player's address is enough.",
+        valueName: "host[:port]"))
+    var peers: [String] = []
+
+    @Flag(name: .customLong("no-multicast"), help: "Unicast peers only: neither join nor send to the multicast group.")
+    var noMulticast = false
+
+    var room: String { roomFlag ?? Config.current.room ?? "eggs" }
+    var group: String { groupFlag ?? Config.current.group ?? "239.255.77.77" }
+    var port: Int { portFlag ?? Config.current.port ?? 47777 }
+    var interface: String? { interfaceFlag ?? Config.current.interface }
+
     func validate() throws {
+        _ = try Config.checked()
         guard (1...65535).contains(port) else {
             throw ValidationError("--port must be from 1 to 65535, not \(port)")
         }
@@ -37,6 +52,16 @@ struct NetworkOptions: ParsableArguments {
         }
         guard !room.isEmpty, room.utf8.count <= 64 else {
             throw ValidationError("--room must be 1 to 64 bytes")
+        }
+        guard peers.count <= UnicastOptions.addressesMax else {
+            throw ValidationError("at most \(UnicastOptions.addressesMax) --peer addresses")
+        }
+        for peer in peers {
+            do {
+                _ = try PeerAddress.resolve(peer, defaultPort: UInt16(port))
+            } catch {
+                throw ValidationError("--peer: \(error.description)")
+            }
         }
     }
 
@@ -48,7 +73,10 @@ struct NetworkOptions: ParsableArguments {
     }
 
     var multicast: MulticastOptions {
-        MulticastOptions(group: group, port: port, interface: interface)
+        // Resolved once more here (validate() checked every address).
+        let addresses = peers.compactMap { try? PeerAddress.resolve($0, defaultPort: UInt16(port)) }
+        return MulticastOptions(group: group, port: port, interface: interface, multicast: !noMulticast,
+                                unicast: addresses.isEmpty ? nil : UnicastOptions(peers: addresses))
     }
 
     /// The peer ID from `--id`, else a random one from the system's generator.

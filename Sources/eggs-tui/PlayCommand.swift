@@ -75,7 +75,7 @@ extension EggsCommand {
         }
 
         var playerName: String {
-            if let name { return name }
+            if let name = name ?? Config.current.name { return name }
             if let login = getenv("USER").map({ String(cString: $0) }), !login.isEmpty { return String(login.prefix(24)) }
             return "player"
         }

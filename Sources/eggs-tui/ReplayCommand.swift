@@ -29,6 +29,9 @@ extension EggsCommand {
         @Option(help: "Playback speed factor (0.25 to 64).")
         var speed: Double = 1
 
+        @Option(help: "Render the replay headless into this asciicast v2 file (--speed applies), with a marker at every chain of 3 or more.")
+        var cast: String?
+
         @Flag(name: .customLong("no-color"), help: "Draw without colours (NO_COLOR is respected too).")
         var noColor = false
 
@@ -47,6 +50,7 @@ extension EggsCommand {
         }
 
         func run() throws {
+            if let cast { return try CastRecorder.run(log: log, speed: speed, output: cast) }
             if verify {
                 try runVerify()
             } else {

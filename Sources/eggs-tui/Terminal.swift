@@ -30,6 +30,7 @@ final class Terminal {
 
     /// Opens the terminal. Throws a one-line error when there is no usable terminal.
     init(noColor: Bool) throws {
+        let noColor = try noColor || Config.checked().color == false
         setlocale(LC_ALL, "")
         let codeset = String(cString: nl_langinfo(nl_item(CODESET)))
         unicode = codeset.uppercased().contains("UTF-8") || codeset.uppercased().contains("UTF8")

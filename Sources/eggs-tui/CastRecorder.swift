@@ -1,0 +1,331 @@
+import Consensus
+import EggGame
+import PeerNet
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Renders a message log headless into an asciicast v2 recording (SPEC §3, `replay --cast`):
+/// the match as the replay shows it, at the speed it was played (divided by `--speed`),
+/// with a marker event (`"m"`) at every chain of 3 or more. No terminal is needed.
+///
+/// The log is replayed through the same replica logic as the game (`MatchPeer` as a
+/// spectator). Frames are sampled at most ``framesPerSecond`` times a second of recording
+/// time and only lines that changed are written, so a recording stays small.
+struct CastRecorder {
+    static let framesPerSecond = 30.0
+    /// Recordings larger than this are refused, so a long log cannot fill the disk.
+    static let castBytesMax = 256 << 20
+    /// The chain length that gets a marker.
+    static let markedChainMin = 3
+
+    /// What a finished recording holds.
+    struct Summary: Equatable {
+        var frames = 0
+        var markers: [String] = []
+        var seconds = 0.0
+        var bytes = 0
+    }
+
+    let path: String
+    let speed: Double
+
+    /// Replays the log at `path` and writes the recording to `output`.
+    func record(to output: String) throws -> Summary {
+        let log = try LoadedLog(path: path)
+        var header = MatchPeerConfig(id: log.header, name: "replay", role: .spectator, voteSeed: 0)
+        header.eventsMax = 1 << 20
+        var replica = MatchPeer(config: header)
+        var screen = CastScreen(title: "eggs replay — \(Self.baseName(path))")
+        var writer = try CastWriter(path: output, width: screen.width, height: screen.height,
+                                    title: "eggs: \(Self.baseName(path))", bytesMax: Self.castBytesMax)
+        defer { writer.close() }
+        var summary = Summary()
+        var watcher = ChainWatcher()
+        let start = log.events.first?.at ?? 0
+        let frameMicros = 1_000_000.0 / Self.framesPerSecond
+        var frameDue = 0.0
+        for (index, (event, at)) in log.events.enumerated() {
+            replica.handle(event, now: NetTime(nanoseconds: UInt64(max(0, at)) &* 1_000))
+            while replica.pollSend() != nil {}
+            while replica.pollEvent() != nil {}
+            let seconds = Double(max(0, at - start)) / 1_000_000 / speed
+            for chain in watcher.observe(replica) {
+                let label = "\(replica.lobby[chain.player]?.name ?? chain.player.hex): \(chain.length)-chain"
+                try writer.marker(at: seconds, label: label)
+                summary.markers.append(label)
+            }
+            // Draw when the next event falls in a later frame, and after the last one.
+            let next = index + 1 < log.events.count ? Double(max(0, log.events[index + 1].at - start)) / speed : .infinity
+            if next >= frameDue || index + 1 == log.events.count {
+                let status = index + 1 == log.events.count
+                    ? (log.truncatedAtLine.map { "The log is cut off at line \($0); replayed up to the last whole line." } ?? "end of log")
+                    : "message \(index + 1)/\(log.events.count)"
+                let changes = screen.render(replica, status: status)
+                if !changes.isEmpty {
+                    try writer.output(at: seconds, changes)
+                    summary.frames += 1
+                }
+                frameDue = (Double(max(0, at - start)) / speed / frameMicros).rounded(.down) * frameMicros + frameMicros
+            }
+            summary.seconds = seconds
+        }
+        try writer.finish()
+        summary.bytes = writer.bytesWritten
+        return summary
+    }
+
+    /// `replay LOG --cast FILE`: records, then prints one JSON line saying what was written.
+    static func run(log: String, speed: Double, output: String) throws {
+        let summary = try CastRecorder(path: log, speed: speed).record(to: output)
+        let json = JSONValue.object([
+            ("cast", .string(output)), ("frames", .int(Int64(summary.frames))),
+            ("markers", .int(Int64(summary.markers.count))), ("seconds", .double((summary.seconds * 1000).rounded() / 1000)),
+            ("bytes", .int(Int64(summary.bytes))),
+        ])
+        FileHandleOutput.stdout(json.serialized)
+    }
+
+    static func baseName(_ path: String) -> String {
+        path.split(separator: "/").last.map(String.init) ?? path
+    }
+}
+
+/// A message log read whole: the recording peer and its delivered events with their times.
+struct LoadedLog {
+    var header: PeerID
+    var events: [(event: PeerNetEvent, at: Int64)] = []
+    var truncatedAtLine: Int?
+
+    init(path: String) throws {
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { throw CommandFailure.badInput("cannot open '\(path)': \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        guard let bytes = FileHandleOutput.readAll(fd, limit: ReplayScreen.logBytesMax) else {
+            throw CommandFailure.badInput("cannot read '\(path)', or it is over \(ReplayScreen.logBytesMax) bytes")
+        }
+        var reader = LogReader()
+        reader.receive(bytes)
+        reader.finish()
+        var header: PeerID?
+        reading: while true {
+            let next: LogReaderEvent
+            do {
+                next = try reader.nextEvent()
+            } catch {
+                throw CommandFailure.badInput("\(path): \(error)")
+            }
+            switch next {
+            case .header(let peer, _, _): header = peer
+            case .event(let event, let at, _): events.append((event, at))
+            case .truncated(let line):
+                truncatedAtLine = line
+                break reading
+            case .needData, .end: break reading
+            }
+        }
+        guard let header else { throw CommandFailure.badInput("\(path): line 1: not an eggs log header") }
+        self.header = header
+    }
+}
+
+/// Finds every lock of every player's mirror grid between two looks, and the chain it made.
+struct ChainWatcher {
+    struct Chain: Equatable {
+        var player: PeerID
+        var length: Int
+    }
+
+    private struct Look: Equatable {
+        var game: UInt32
+        var live: Bool
+        var pairsSpawned: Int
+        var lastChain: ChainResult?
+    }
+
+    private var looks: [PeerID: Look] = [:]
+
+    /// The chains of `markedChainMin` or more made since the last look.
+    mutating func observe(_ replica: MatchPeer) -> [Chain] {
+        guard let match = replica.match else { return [] }
+        var chains: [Chain] = []
+        for player in match.players {
+            guard let grid = match.mirrors[player]?.grid else { continue }
+            let now = Look(game: match.game, live: grid.livePair != nil, pairsSpawned: grid.pairsSpawned, lastChain: grid.lastChain)
+            defer { looks[player] = now }
+            guard let before = looks[player], before.game == now.game, before != now, let chain = now.lastChain else { continue }
+            // A lock happened when the live pair went away (or a later one spawned), or when
+            // the last chain changed (a pair spawned and locked between the two looks).
+            let locked = (before.live && (!now.live || now.pairsSpawned > before.pairsSpawned)) || before.lastChain != now.lastChain
+            if locked && chain.chain >= CastRecorder.markedChainMin {
+                chains.append(Chain(player: player, length: chain.chain))
+            }
+        }
+        return chains
+    }
+}
+
+/// The recording's screen: lines of text with ANSI colours, compared with the last frame
+/// so that only changed lines are sent.
+struct CastScreen {
+    static let panelWidth = 24
+    static let panelsMax = 8
+    let width: Int
+    let height: Int
+    let title: String
+    private var shown: [String] = []
+
+    init(title: String) {
+        self.title = title
+        width = max(80, Self.panelWidth * 4)
+        height = 2 + 2 + Board.rowsCount + 3
+    }
+
+    /// The escape sequences that bring the terminal from the last frame to this one.
+    mutating func render(_ replica: MatchPeer, status: String) -> String {
+        let lines = Self.lines(replica, title: title, status: status, width: width, height: height)
+        var out = shown.isEmpty ? "\u{1B}[2J" : ""
+        for (row, line) in lines.enumerated() where row >= shown.count || shown[row] != line {
+            out += "\u{1B}[\(row + 1);1H" + line + "\u{1B}[0m\u{1B}[K"
+        }
+        shown = lines
+        return out
+    }
+
+    static func lines(_ replica: MatchPeer, title: String, status: String, width: Int, height: Int) -> [String] {
+        var lines = [String](repeating: "", count: height)
+        lines[0] = "\u{1B}[1m" + String(title.prefix(width)) + "\u{1B}[0m"
+        guard let match = replica.match else {
+            lines[1] = String("lobby   \(status)".prefix(width))
+            for (index, (id, hello)) in replica.lobby.sorted(by: { $0.key < $1.key }).prefix(height - 3).enumerated() {
+                lines[3 + index] = "  \(id.hex)  \(hello.name.prefix(24))  \(hello.role == .player ? "player" : "spectator")"
+            }
+            return lines
+        }
+        lines[1] = String("game \(match.game + 1), best of \(match.settings.gamesPerMatch)   \(status)".prefix(width))
+        let players = Array(match.players.prefix(width / panelWidth))
+        for (index, id) in players.enumerated() {
+            let grid = match.mirrors[id]?.grid ?? PlayerGrid()
+            let name = String((replica.lobby[id]?.name ?? id.hex).prefix(14))
+            let column = index * panelWidth
+            func put(_ row: Int, _ text: String) {
+                lines[row] += String(repeating: " ", count: max(0, column - visibleWidth(lines[row]))) + text
+            }
+            put(2, "\u{1B}[1m\(name)\u{1B}[0m" + String(repeating: " ", count: max(0, 15 - name.count)) + "wins \(match.wins[id] ?? 0)")
+            put(3, "┌" + String(repeating: "─", count: Board.columnsCount * 2) + "┐")
+            for row in 0..<Board.rowsCount {
+                var text = "│"
+                for col in 0..<Board.columnsCount { text += cell(grid.displayCell(column: col, row: row)) }
+                put(4 + row, text + "│")
+            }
+            put(4 + Board.rowsCount, "└" + String(repeating: "─", count: Board.columnsCount * 2) + "┘")
+            let chain = grid.lastChain?.chain ?? 0
+            let state = grid.state == .toppedOut ? "out" : (chain > 1 ? "\(chain)-chain!" : "")
+            put(5 + Board.rowsCount, state)
+        }
+        return lines
+    }
+
+    /// A cell two columns wide: a coloured glyph and a space.
+    static func cell(_ cell: Cell) -> String {
+        let glyph = Glyphs(unicode: true).cell(cell)
+        switch cell {
+        case .empty: return "\u{1B}[2m" + glyph + "\u{1B}[0m "
+        case .garbage: return "\u{1B}[37m" + glyph + "\u{1B}[0m "
+        case .egg(let color):
+            let code: Int
+            switch color {
+            case .red: code = 31
+            case .blue: code = 34
+            case .yellow: code = 33
+            case .purple: code = 35
+            case .green: code = 32
+            case .orange: code = 91
+            }
+            return "\u{1B}[1;\(code)m" + glyph + "\u{1B}[0m "
+        }
+    }
+
+    /// Columns a line takes on screen: characters outside escape sequences.
+    static func visibleWidth(_ line: String) -> Int {
+        var count = 0
+        var inEscape = false
+        for scalar in line.unicodeScalars {
+            if inEscape {
+                if scalar.properties.isAlphabetic { inEscape = false }
+            } else if scalar == "\u{1B}" {
+                inEscape = true
+            } else {
+                count += 1
+            }
+        }
+        return count
+    }
+}
+
+/// Writes an asciicast v2 file: a JSON header line, then one `[time, code, data]` line per
+/// event, buffered and bounded in size.
+struct CastWriter {
+    private let fd: Int32
+    private let path: String
+    private let bytesMax: Int
+    private var buffer: [UInt8] = []
+    private(set) var bytesWritten = 0
+    private var lastTime = 0.0
+
+    init(path: String, width: Int, height: Int, title: String, bytesMax: Int) throws {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw CommandFailure.badInput("cannot write '\(path)': \(String(cString: strerror(errno)))") }
+        self.fd = fd
+        self.path = path
+        self.bytesMax = bytesMax
+        let header = JSONValue.object([
+            ("version", .int(2)), ("width", .int(Int64(width))), ("height", .int(Int64(height))),
+            ("timestamp", .int(Int64(time(nil)))), ("title", .string(title)),
+            ("env", .object([("TERM", .string("xterm-256color"))])),
+        ])
+        try append(header.serialized)
+    }
+
+    mutating func output(at seconds: Double, _ text: String) throws {
+        try event(at: seconds, code: "o", data: text)
+    }
+
+    mutating func marker(at seconds: Double, label: String) throws {
+        try event(at: seconds, code: "m", data: label)
+    }
+
+    private mutating func event(at seconds: Double, code: String, data: String) throws {
+        // Times never go back, even when the log's wall clock did.
+        lastTime = max(lastTime, seconds)
+        let time = (lastTime * 1_000_000).rounded() / 1_000_000
+        try append(JSONValue.array([.double(time), .string(code), .string(data)]).serialized)
+    }
+
+    private mutating func append(_ line: String) throws {
+        buffer += line.utf8
+        buffer.append(UInt8(ascii: "\n"))
+        guard bytesWritten + buffer.count <= bytesMax else {
+            throw CommandFailure.detected("\(path): the recording would be over \(bytesMax) bytes; stopped")
+        }
+        if buffer.count >= 1 << 16 { try flush() }
+    }
+
+    mutating func finish() throws { try flush() }
+
+    private mutating func flush() throws {
+        var offset = 0
+        while offset < buffer.count {
+            let written = buffer[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw CommandFailure.detected("cannot write '\(path)': \(String(cString: strerror(errno)))")
+            }
+            offset += written
+        }
+        bytesWritten += buffer.count
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    func close() { _ = Glibc.close(fd) }
+}

@@ -1,0 +1,182 @@
+import TOMLKit
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The defaults a player sets once, from `$XDG_CONFIG_HOME/eggs/config.toml` (SPEC §3).
+/// Command-line flags win over every value here. Example:
+///
+///     name = "ada"
+///     room = "friday"
+///     interface = "192.168.1.20"
+///     color = false            # draw without colours, as --no-color
+///     [keys]
+///     left = "a"
+///     rotate-cw = ["w", "up"]
+///
+/// A file that does not parse, an unknown key, a value of the wrong type or out of its
+/// limits is bad input: exit 2 with one line naming the file and the line.
+struct Config: Equatable {
+    var name: String?
+    var room: String?
+    var interface: String?
+    var group: String?
+    var port: Int?
+    /// `false` draws without colours (as `--no-color`).
+    var color: Bool?
+    /// `[keys]`: action → keys, in the `action=key` form ``KeyMap/apply(spec:source:)`` reads.
+    var keys: [String] = []
+
+    static let fileSizeMax = 64 * 1024
+    static let keysPerActionMax = 8
+    static let topLevelKeys = ["name", "room", "interface", "group", "port", "color", "keys"]
+
+    /// `$XDG_CONFIG_HOME/eggs/config.toml`, default `~/.config/eggs/config.toml`.
+    static func path() -> String {
+        if let xdg = getenv("XDG_CONFIG_HOME").map({ String(cString: $0) }), xdg.hasPrefix("/") {
+            return xdg + "/eggs/config.toml"
+        }
+        return (getenv("HOME").map { String(cString: $0) } ?? "/tmp") + "/.config/eggs/config.toml"
+    }
+
+    /// The file read once per process: an empty config when there is none, a failure when
+    /// it is unreadable, too large or bad.
+    static let loaded: Result<Config, CommandFailure> = {
+        do throws(CommandFailure) { return .success(try load(path: path())) } catch { return .failure(error) }
+    }()
+
+    /// The config, or the one-line failure (exit 2) that a bad file is.
+    static func checked() throws(CommandFailure) -> Config { try loaded.get() }
+
+    /// The config for code that cannot fail; commands check it first in `validate()`.
+    static var current: Config { (try? loaded.get()) ?? Config() }
+
+    static func load(path: String) throws(CommandFailure) -> Config {
+        let fd = open(path, O_RDONLY)
+        if fd < 0 {
+            if errno == ENOENT { return Config() }
+            throw .badInput("cannot open \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { close(fd) }
+        guard let bytes = FileHandleOutput.readAll(fd, limit: fileSizeMax) else {
+            throw .badInput("\(path): unreadable or larger than \(fileSizeMax) bytes")
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw .badInput("\(path): not UTF-8 text")
+        }
+        return try parse(text, source: path)
+    }
+
+    /// Parses the TOML text of a config file; `source` names it in errors.
+    static func parse(_ text: String, source: String) throws(CommandFailure) -> Config {
+        let table: TOMLTable
+        do {
+            table = try TOMLTable(string: text)
+        } catch let error as TOMLParseError {
+            throw .badInput("\(source): line \(error.source.begin.line): \(error.description)")
+        } catch {
+            throw .badInput("\(source): \(error)")
+        }
+        let lines = KeyLines(text: text)
+        func bad(_ key: String, _ section: String?, _ message: String) -> CommandFailure {
+            .badInput("\(source): line \(lines.line(of: key, section: section)): \(message)")
+        }
+        var config = Config()
+        for key in table.keys {
+            guard let value = table[key] else { continue }
+            switch key {
+            case "name":
+                config.name = try string(value, key, bytes: 1...24, bad)
+            case "room":
+                config.room = try string(value, key, bytes: 1...64, bad)
+            case "interface":
+                config.interface = try string(value, key, bytes: 1...64, bad)
+            case "group":
+                config.group = try string(value, key, bytes: 7...15, bad)
+            case "port":
+                guard let port = value.int, (1...65535).contains(port) else {
+                    throw bad(key, nil, "port must be an integer from 1 to 65535")
+                }
+                config.port = port
+            case "color":
+                guard let color = value.bool else { throw bad(key, nil, "color must be true or false") }
+                config.color = color
+            case "keys":
+                guard let keys = value.table else { throw bad(key, nil, "keys must be a table: [keys] then lines action = \"key\"") }
+                config.keys = try keyBindings(keys, bad)
+            default:
+                throw bad(key, nil, "unknown key '\(key)' (known: \(topLevelKeys.joined(separator: " ")))")
+            }
+        }
+        return config
+    }
+
+    private static func string(
+        _ value: TOMLValueConvertible, _ key: String, bytes: ClosedRange<Int>,
+        _ bad: (String, String?, String) -> CommandFailure
+    ) throws(CommandFailure) -> String {
+        guard let text = value.string, bytes.contains(text.utf8.count) else {
+            throw bad(key, nil, "\(key) must be a string of \(bytes.lowerBound) to \(bytes.upperBound) bytes")
+        }
+        return text
+    }
+
+    private static func keyBindings(
+        _ table: TOMLTable, _ bad: (String, String?, String) -> CommandFailure
+    ) throws(CommandFailure) -> [String] {
+        var spec: [String] = []
+        for action in table.keys {
+            guard let value = table[action] else { continue }
+            guard KeyAction(rawValue: action) != nil else {
+                throw bad(action, "keys", "unknown action '\(action)' (one of \(KeyAction.allCases.map(\.rawValue).joined(separator: " ")))")
+            }
+            let names: [String]
+            if let one = value.string {
+                names = [one]
+            } else if let array = value.array, (1...keysPerActionMax).contains(array.count),
+                      case let strings = array.compactMap(\.string), strings.count == array.count {
+                names = strings
+            } else {
+                throw bad(action, "keys", "\(action) must be a key name or a list of 1 to \(keysPerActionMax) key names")
+            }
+            for name in names {
+                guard KeyMap.key(named: name) != nil, !name.contains(","), !name.contains("#") else {
+                    throw bad(action, "keys", "unknown key '\(name)' for \(action) (a character, or left right up down space enter)")
+                }
+                spec.append("\(action)=\(name)")
+            }
+        }
+        return spec
+    }
+}
+
+/// Where each `key =` line and `[section]` header of a TOML text is, to name the line of a
+/// bad value (TOMLKit gives positions of syntax errors only). Lines count from 1.
+private struct KeyLines {
+    /// "section NUL key" → line of its first occurrence.
+    private var keys: [String: Int] = [:]
+    /// section → line of its header.
+    private var headers: [String: Int] = [:]
+
+    init(text: String) {
+        var section = ""
+        var number = 0
+        for raw in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            number += 1
+            let line = raw.trimmingCharacters(in: " \t\r")
+            if line.hasPrefix("[") {
+                section = line.trimmingCharacters(in: "[] \t")
+                if headers[section] == nil { headers[section] = number }
+                continue
+            }
+            guard let equals = line.firstIndex(of: "=") else { continue }
+            let key = line[..<equals].trimmingCharacters(in: " \t\"'")
+            if keys[section + "\u{0}" + key] == nil { keys[section + "\u{0}" + key] = number }
+        }
+    }
+
+    /// The line of `key` in `section` (nil: the top level), else of a `[key]` header, else 1.
+    func line(of key: String, section: String?) -> Int {
+        keys[(section ?? "") + "\u{0}" + key] ?? headers[key] ?? 1
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+import Testing
+
+/// `eggs-tui replay LOG --cast FILE`: an asciicast v2 recording of a real bot match, played
+/// back by the asciinema package (`asciinema cat`, installed by scripts/setup.sh), with a
+/// marker at every chain of 3 or more.
+@Suite("asciicast recordings", .serialized)
+struct CastTests {
+    struct Event {
+        var time: Double
+        var code: String
+        var data: String
+    }
+
+    /// The header and events of an asciicast v2 file.
+    static func read(_ path: String) throws -> (header: [String: Any], events: [Event]) {
+        let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
+        let header = try #require(try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any])
+        let events = try lines.dropFirst().map { line -> Event in
+            let array = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [Any], "not an event: \(line)")
+            return Event(time: try #require((array[0] as? NSNumber)?.doubleValue), code: try #require(array[1] as? String),
+                         data: try #require(array[2] as? String))
+        }
+        return (header, events)
+    }
+
+    /// Plays a recording back with `asciinema cat` (found on PATH): its output as a
+    /// terminal would get it.
+    static func cat(_ cast: String) throws -> Harness.Result {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", "command -v asciinema >/dev/null || { echo 'asciinema is missing: run scripts/setup.sh' >&2; exit 127; }; exec asciinema cat \"$0\"", cast]
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let outData = ReadAll(out.fileHandleForReading), errData = ReadAll(err.fileHandleForReading)
+        process.waitUntilExit()
+        return Harness.Result(status: process.terminationStatus, stdout: outData.wait(), stderr: errData.wait())
+    }
+
+    @Test("a bot match becomes an asciicast that asciinema plays, with one marker per chain of 3 or more, scaled by --speed")
+    func botMatchCast() throws {
+        let directory = try BotAndReplayTests.temporaryDirectory("cast")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let port = Int.random(in: 20_000...60_000)
+        let bots = try Harness.run([
+            "bot", "--interface", "127.0.0.1", "--port", "\(port)", "--room", "cast-\(port)", "--count", "2",
+            "--players", "2", "--games", "2", "--level", "insane", "--speed", "9", "--seconds", "50", "--id", "a00",
+            "--log", "\(directory)/bot.jsonl", "--summary", "\(directory)/summary.json",
+        ], timeoutSeconds: 60)
+        try #require(bots.status == 0, "bots: \(bots.stderr)")
+        let summary = try BotAndReplayTests.summaryEntries("\(directory)/summary.json")
+        let log = try #require(summary.first?["log"] as? String)
+        var chainsByBot: [String: Int] = [:]
+        for entry in summary {
+            let peer = try #require(entry["peer"] as? String)
+            chainsByBot["bot-" + peer.suffix(4)] = try #require(entry["chainsOf3"] as? Int)
+        }
+
+        let cast = "\(directory)/match.cast"
+        let run = try Harness.run(["replay", log, "--cast", cast, "--speed", "2"])
+        try #require(run.status == 0, "replay --cast: \(run.stderr)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        #expect(report["cast"] as? String == cast)
+
+        let (header, events) = try Self.read(cast)
+        #expect(header["version"] as? Int == 2)
+        #expect((header["width"] as? Int ?? 0) >= 48 && (header["height"] as? Int ?? 0) >= 18)
+        #expect(events.count > 50)
+        #expect(zip(events, events.dropFirst()).allSatisfy { $0.time <= $1.time }, "event times go back")
+        #expect(Set(events.map(\.code)).isSubset(of: ["o", "m"]))
+
+        // One marker per chain of 3 or more, named for the player who made it: the same
+        // counts the bots kept of their own locks.
+        var markersByBot: [String: Int] = [:]
+        for marker in events where marker.code == "m" {
+            let match = try #require(marker.data.firstMatch(of: /^(bot-[0-9a-f]{4}): (\d+)-chain$/), "marker '\(marker.data)'")
+            #expect(Int(match.2)! >= 3)
+            markersByBot[String(match.1), default: 0] += 1
+        }
+        #expect(chainsByBot.values.reduce(0, +) > 0, "the insane bots made no chain of 3 or more in 2 games: nothing to mark")
+        #expect(markersByBot.filter { $0.value > 0 } == chainsByBot.filter { $0.value > 0 }, "markers \(markersByBot), bots' own count \(chainsByBot)")
+        #expect(report["markers"] as? Int == markersByBot.values.reduce(0, +))
+
+        // At real speed / 2: the recording lasts half the log's span (first to last message).
+        let times = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").dropFirst().compactMap { line -> Double? in
+            guard let json = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return nil }
+            return (json["at"] as? NSNumber)?.doubleValue
+        }
+        let span = (try #require(times.max()) - (try #require(times.min()))) / 1e6
+        let duration = try #require(events.last?.time)
+        #expect(abs(duration - span / 2) < 0.1, "cast lasts \(duration) s, the log spans \(span) s")
+
+        // asciinema plays it: the screen shows both players' grids and the end of the log.
+        let played = try Self.cat(cast)
+        #expect(played.status == 0, "asciinema cat: \(played.stderr)")
+        for name in chainsByBot.keys { #expect(played.stdout.contains(name)) }
+        #expect(played.stdout.contains("┌────────────┐"))
+        #expect(played.stdout.contains("end of log"))
+    }
+
+    @Test("--cast to a file that cannot be written, or of a log that is not one, exits 2 with one line")
+    func badCast() throws {
+        let directory = try BotAndReplayTests.temporaryDirectory("cast-bad")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try "not a log\n".write(toFile: "\(directory)/bad.jsonl", atomically: true, encoding: .utf8)
+        let bad = try Harness.run(["replay", "\(directory)/bad.jsonl", "--cast", "\(directory)/x.cast"])
+        #expect(bad.status == 2)
+        #expect(bad.stderr.split(separator: "\n").count == 1, "\(bad.stderr)")
+        let missing = try Harness.run(["replay", "\(directory)/none.jsonl", "--cast", "\(directory)/x.cast"])
+        #expect(missing.status == 2)
+        #expect(missing.stderr.contains("none.jsonl"))
+    }
+}

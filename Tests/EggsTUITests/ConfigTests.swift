@@ -1,0 +1,87 @@
+import Foundation
+import Testing
+
+/// `$XDG_CONFIG_HOME/eggs/config.toml`: the defaults a player sets once; flags win; a bad
+/// file is exit 2 naming its line.
+@Suite("config file")
+struct ConfigTests {
+    /// A fresh XDG_CONFIG_HOME holding `eggs/config.toml` with `text`.
+    static func configHome(_ text: String) throws -> String {
+        let home = try BotAndReplayTests.temporaryDirectory("config")
+        try FileManager.default.createDirectory(atPath: home + "/eggs", withIntermediateDirectories: true)
+        try text.write(toFile: home + "/eggs/config.toml", atomically: true, encoding: .utf8)
+        return home
+    }
+
+    /// The `room` of a message log's header line.
+    static func loggedRoom(_ log: String) throws -> String? {
+        let text = try String(contentsOfFile: log, encoding: .utf8)
+        let header = try #require(text.split(separator: "\n").first)
+        let json = try JSONSerialization.jsonObject(with: Data(header.utf8)) as? [String: Any]
+        return json?["room"] as? String
+    }
+
+    @Test("room and interface come from the config file; --room on the command line wins")
+    func networkDefaultsAndFlagsWin() throws {
+        let home = try Self.configHome("""
+            # set once
+            room = "from-config"
+            interface = "127.0.0.1"
+            """)
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        let port = Int.random(in: 20_000...60_000)
+        let env = ["XDG_CONFIG_HOME": home, "XDG_STATE_HOME": home + "/state"]
+        let fromConfig = try Harness.run(["bot", "--port", "\(port)", "--seconds", "0.5", "--log", home + "/a.jsonl"], environment: env)
+        #expect(fromConfig.status == 0, "\(fromConfig.stderr)")
+        #expect(try Self.loggedRoom(home + "/a.jsonl") == "from-config")
+        let flagged = try Harness.run(["bot", "--port", "\(port)", "--seconds", "0.5", "--room", "from-flag", "--log", home + "/b.jsonl"],
+                                      environment: env)
+        #expect(flagged.status == 0, "\(flagged.stderr)")
+        #expect(try Self.loggedRoom(home + "/b.jsonl") == "from-flag")
+    }
+
+    @Test("a config file that is not TOML, has an unknown key or a bad value exits 2 naming file and line",
+          arguments: [
+            ("room = \"x\"\nport = [1,\n", "line 2"),
+            ("room = \"x\"\n\n  colour = true\n", "line 3: unknown key 'colour'"),
+            ("name = \"ada\"\nport = 70000\n", "line 2: port must be an integer from 1 to 65535"),
+            ("room = \"x\"\n[keys]\nleft = \"a\"\njump = \"w\"\n", "line 4: unknown action 'jump'"),
+            ("[keys]\nleft = \"ab\"\n", "line 2: unknown key 'ab'"),
+            ("color = \"no\"\n", "line 1: color must be true or false"),
+          ])
+    func badFile(text: String, expected: String) throws {
+        let home = try Self.configHome(text)
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        let result = try Harness.run(["bot", "--interface", "127.0.0.1", "--seconds", "0.5", "--log", home + "/x.jsonl"],
+                                     environment: ["XDG_CONFIG_HOME": home])
+        #expect(result.status == 2)
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.count == 1, "stderr: \(result.stderr)")
+        #expect(result.stderr.contains(home + "/eggs/config.toml: " + expected), "stderr: \(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: home + "/x.jsonl"))
+    }
+
+    @Test("name and keys from the config file show in a practice game; --keys still wins for its action",
+          .enabled(if: Harness.hasTmux))
+    func nameAndKeys() throws {
+        let home = try Self.configHome("""
+            name = "ada-cfg"
+            color = false
+            [keys]
+            hard-drop = "w"
+            left = ["a", "left"]
+            """)
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        let session = try TmuxSession(
+            command: "\(Harness.binary) play --practice --seed 3 --keys 'pause=o'; echo EXIT=$?; sleep 60",
+            environment: ["XDG_CONFIG_HOME": home, "XDG_STATE_HOME": home + "/state"])
+        defer { session.close() }
+        let screen = try #require(session.waitFor("ada-cfg"), "screen: \(session.screen())")
+        #expect(screen.contains("w hard drop"), "screen: \(screen)")
+        #expect(screen.contains("o pause"), "screen: \(screen)")
+        #expect(screen.contains("a→ move"), "screen: \(screen)")
+        session.send("q")
+        session.send("y")
+        #expect(session.waitFor("EXIT=0", seconds: 10) != nil, "screen: \(session.screen())")
+    }
+}
