@@ -222,7 +222,7 @@ public enum MatchMessage: Hashable, Sendable {
             }
         case .snapshot(let s):
             return s.isValid
-        case .checkpoint, .gameOverVote, .leave:
+        case .checkpoint, .gameOverVote, .clock, .leave:
             return true
         }
     }

@@ -121,7 +121,7 @@ struct LoadedLog {
             case .truncated(let line):
                 truncatedAtLine = line
                 break reading
-            case .needData, .end: break reading
+            case .needData, .end, .closed: break reading
             }
         }
         guard let header else { throw CommandFailure.badInput("\(path): line 1: not an eggs log header") }
