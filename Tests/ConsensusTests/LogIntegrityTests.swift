@@ -66,7 +66,7 @@ struct JSONReaderTests {
         }
         // A player name with an emoji, as another tool would write it, replays.
         let hello = #"{"type":"hello","name":"Ada \ud83d\ude00","role":"player","protocol":1,"rules":"sfe"}"#
-        #expect(MatchMessage(json: try JSONValue.decode(bytes: Array(hello.utf8))) == .hello(Hello(name: "Ada 😀", role: .player)))
+        #expect(MatchMessage(json: try JSONValue.decode(bytes: Array(hello.utf8))) == .hello(Hello(name: "Ada 😀", role: .player, protocolVersion: 1)))
     }
 
     @Test("numbers are strict: no leading zeros, no bare point or exponent, nothing out of range")
