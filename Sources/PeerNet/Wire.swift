@@ -1,12 +1,12 @@
 import Crypto
 
-/// The PeerNet wire format, version 1. All integers big-endian.
+/// The PeerNet wire format, version 2. All integers big-endian.
 ///
 /// ```
 /// envelope (stable across versions, 38 bytes):
 ///   magic "EG" (2) | version u16 | flags u8 (bit 0: HMAC trailer) | kind u8
 ///   | room u64 (FNV-1a of the room name) | sender u64 | incarnation u64 | packet number u64
-/// body (by kind, version 1):
+/// body (by kind, version 2):
 ///   1 heartbeat: status u8 | view id u64 | view key u64 | sent seq u64 | n u8 | n × (peer u64, delivered u64)
 ///   2 data:      n u8 | n × (origin u64 | origin incarnation u64 | view id u64 | seq u64 | length u16 | payload)
 ///   3 nack:      origin u64 | origin incarnation u64 | n u8 | n × (first u64, last u64)
@@ -32,15 +32,16 @@ import Crypto
 /// it) and still frees messages by heartbeats, so the two interoperate; only its link stats
 /// stay empty. Every other kind is byte-for-byte unchanged.
 ///
-/// Kinds 11 and 12 (the join handshake) are additive in the same way, but a peer that predates
-/// them cannot prove itself to a newer one, so the two never form a group together.
+/// Version 2 adds kinds 11 and 12 (the join handshake) and leaves every other kind as in
+/// version 1. It is a new version all the same: a version-1 peer cannot prove itself to a
+/// version-2 one, so each reports the other as incompatible instead of never joining silently.
 ///
 /// Every field is validated before use (`decode` drops the datagram as malformed otherwise):
 /// seqs at most `seqMax`, view ids at most `viewIDMax`, ballot attempts at most `attemptMax`,
 /// no ID twice in one list, status bytes and cut flags from their enums, list lengths capped.
 enum Wire {
     static let magic: (UInt8, UInt8) = (0x45, 0x47)
-    static let version: UInt16 = 1
+    static let version: UInt16 = 2
     static let headerBytes = 38
     static let crcBytes = 4
     static let macBytes = 16

@@ -1,4 +1,5 @@
 import EggSim
+import Foundation
 @testable import PeerNet
 import Testing
 
@@ -14,6 +15,9 @@ func forge(
         sender: sender, incarnation: incarnation, packetNumber: packet)
     return Wire.encode(frame, envelope: envelope, auth: Authenticator(passphrase: passphrase))
 }
+
+/// `EGGS_PEERNET_REPORT=1` prints the membership figures (virtual time) the tests measure.
+let peerNetReport = ProcessInfo.processInfo.environment["EGGS_PEERNET_REPORT"] == "1"
 
 extension SimNode {
     var member: Member { Member(id: peerID, incarnation: incarnation) }
@@ -144,6 +148,7 @@ struct LeaveTests {
                   !remaining.allSatisfy({ network.node($0).core!.view.members == remaining }) {
                 network.run(forNanoseconds: 1 * ms)
             }
+            if peerNetReport { print("leave of \(leaver.raw) (of \(count)): new view after \(network.now.nanoseconds(since: start) / 1000) µs") }
             for peer in remaining {
                 let core = network.node(peer).core!
                 #expect(core.view.members == remaining, "\(peer) after \(leaver) left (order \(leavers))")
@@ -280,6 +285,10 @@ struct HandshakeTests {
         #expect(longestDeliveryGap(network.node(Self.id(1)), from: Self.id(2), within: matchStart...network.now) <= 100 * ms)
         #expect(longestDeliveryGap(network.node(Self.id(2)), from: Self.id(1), within: matchStart...network.now) <= 100 * ms)
         #expect(network.node(Self.id(1)).views.count == 1, "no view change")
+        if peerNetReport {
+            let gap = longestDeliveryGap(network.node(Self.id(1)), from: Self.id(2), within: matchStart...network.now)
+            print("storm of 1,000 fake IDs (4,000 heartbeats/s, no passphrase): longest gap between deliveries \(gap / ms) ms (sender every 20 ms)")
+        }
         network.addNode(Self.id(9))
         storm(for: 3 * seconds)
         #expect(network.node(Self.id(9)).core!.view.members == [1, 2, 9].map(Self.id), "a real joiner got in during the storm")
@@ -364,13 +373,49 @@ struct RestartTests {
               network.nodes.contains(where: { $0.core!.view.members != [1, 2].map(Self.id) || $0.core!.status != .member }) {
             network.run(forNanoseconds: 10 * ms)
         }
+        if peerNetReport { print("restart of \(restarted): both in one view again after \(network.now.nanoseconds(since: start) / ms) ms") }
         let later = Array(survivor.views.dropFirst(viewsBefore))
         #expect(later.map(\.members) == [[survivor.peerID], [1, 2].map(Self.id)], "restart of \(restarted)")
         #expect(later.allSatisfy { !$0.joined.contains(survivor.peerID) }, "the survivor never rejoins as a joiner")
-        #expect(survivor.log.contains { $0.event == .incarnationEnded(peer: Self.id(restarted)) })
+        // The old incarnation's stream ends: reported first, then nothing from that ID until the
+        // new incarnation joined, whose stream starts at its own seq 1.
+        let life = survivor.log.filter { $0.incarnation == survivor.incarnation }
+        guard let ended = life.firstIndex(where: { $0.event == .incarnationEnded(peer: Self.id(restarted)) }),
+              let departed = life.firstIndex(where: { if case let .viewChanged(v) = $0.event { v.departed == [Self.id(restarted)] } else { false } }),
+              let joined = life.firstIndex(where: { if case let .viewChanged(v) = $0.event { v.joined == [Self.id(restarted)] } else { false } })
+        else {
+            Issue.record("restart of \(restarted): no incarnationEnded, departure or join seen")
+            return
+        }
+        #expect(ended < departed && departed < joined)
+        let fromRestarted = life[(departed + 1)...].compactMap { record -> UInt64? in
+            if case let .delivered(d) = record.event, d.from == Self.id(restarted) { return d.seq }
+            return nil
+        }
+        #expect(life[(departed + 1)..<joined].allSatisfy { if case let .delivered(d) = $0.event { d.from != Self.id(restarted) } else { true } })
+        #expect(fromRestarted.first == 1, "the new incarnation's stream starts at 1: \(fromRestarted.prefix(3))")
         #expect(network.now.nanoseconds(since: start) < 2 * seconds)
         #expect(network.node(Self.id(restarted)).core!.view == survivor.core!.view)
         #expect(SimChecker.violations(network) == [])
+    }
+
+    @Test("crash: the others install a view without a crashed peer within the suspect timeout + 1 s, whichever ID crashed")
+    func crashBound() {
+        for crashed in UInt64(1)...3 {
+            let network = SimNetwork(options: SimOptions(seed: 67 + crashed, peerCount: 3))
+            #expect(network.runUntilConverged(timeoutNanoseconds: 10 * seconds))
+            network.crash(Self.id(crashed))
+            let start = network.now
+            let remaining = (UInt64(1)...3).filter { $0 != crashed }.map(Self.id)
+            let bound = PeerNetConfig(peerID: Self.id(1)).suspectTimeoutNanoseconds + 1 * seconds
+            while network.now.nanoseconds(since: start) < bound,
+                  !remaining.allSatisfy({ network.node($0).core!.view.members == remaining && network.node($0).core!.status == .member }) {
+                network.run(forNanoseconds: 1 * ms)
+            }
+            if peerNetReport { print("crash of \(crashed) (of 3): new view after \(network.now.nanoseconds(since: start) / ms) ms") }
+            for peer in remaining { #expect(network.node(peer).core!.view.members == remaining, "crash of \(crashed)") }
+            #expect(network.now.nanoseconds(since: start) < bound)
+        }
     }
 
     @Test("restart: either of two players restarted at once under its ID (new incarnation higher): the survivor keeps the group")

@@ -46,10 +46,10 @@ struct WireTests {
         }
     }
 
-    @Test("wire: the header starts with magic EG and version 1, big-endian")
+    @Test("wire: the header starts with magic EG and version 2, big-endian")
     func headerLayout() {
         let bytes = Wire.encode(.leave(sentSeq: 1), envelope: Self.envelope(.leave), auth: Self.crc)
-        #expect(Array(bytes.prefix(4)) == [0x45, 0x47, 0x00, 0x01])
+        #expect(Array(bytes.prefix(4)) == [0x45, 0x47, 0x00, 0x02])
         #expect(bytes[5] == FrameKind.leave.rawValue)
         #expect(bytes.count == Wire.headerBytes + 8 + Wire.crcBytes)
     }
@@ -106,14 +106,14 @@ struct WireTests {
     func versionMismatch() {
         let core = ReliableMulticast(config: PeerNetConfig(peerID: PeerID(1)), now: .zero)
         for packet in UInt64(1)...3 {
-            var env = Self.envelope(.heartbeat, version: 2)
+            var env = Self.envelope(.heartbeat, version: 3)
             env.packetNumber = packet
             let hb = Frame.heartbeat(status: .joining, viewID: 0, viewKey: 0, sentSeq: 0, delivered: [])
             core.handleDatagram(Wire.encode(hb, envelope: env, auth: Self.crc), now: .zero)
         }
         var events: [PeerNetEvent] = []
         while let e = core.pollEvent() { events.append(e) }
-        #expect(events == [.incompatible(peer: PeerID(0xABCD), version: 2)])
+        #expect(events == [.incompatible(peer: PeerID(0xABCD), version: 3)])
         #expect(core.stats.droppedWrongVersion == 3)
         #expect(core.stats.datagramsAccepted == 0)
         core.handleTimeout(now: .milliseconds(2000))
