@@ -6,7 +6,7 @@ import PeerNet
 /// the peer closed it:
 ///
 ///     {"format":"eggs-log","version":2,"peer":"<16 hex>","room":"eggs","rules":"sfe","d":"<32 hex>"}
-///     {"at":<µs>,"view":{"id":1,"members":["<hex>",...],"joined":[...],"departed":[...]},"d":"…"}
+///     {"at":<µs>,"view":{"id":1,"members":["<hex>",...],"joined":[...],"departed":[...],"key":"<16 hex>"},"d":"…"}
 ///     {"from":"<hex>","seq":1,"at":<µs>,"msg":{"type":"hello",...},"d":"…"}
 ///     {"at":<µs>,"end":{"lines":N},"d":"…"}
 ///
@@ -52,7 +52,7 @@ public enum MessageLog {
             let ids: ([PeerID]) -> JSONValue = { .array($0.map { .string($0.hex) }) }
             return JSONValue.object([("at", .int(atMicroseconds)), ("view", .object([
                 ("id", .int(Int64(bitPattern: v.id))), ("members", ids(v.members)), ("joined", ids(v.joined)),
-                ("departed", ids(v.departed)),
+                ("departed", ids(v.departed)), ("key", .string(PeerID(v.key).hex)),
             ]))]).serialized
         default:
             return nil
@@ -318,7 +318,13 @@ public struct LogReader: Sendable {
         let set = Set(members)
         guard joined.allSatisfy(set.contains) else { throw damaged("bad view: a joiner that is not a member") }
         guard !departed.contains(where: set.contains) else { throw damaged("bad view: a departed peer that is a member") }
-        return MembershipView(id: UInt64(id), members: members, joined: joined, departed: departed)
+        // The view key (it tells apart views that share an id) is optional: 0 when absent.
+        var key: UInt64 = 0
+        if let text = v["key"] {
+            guard let parsed = parseHex16(text.stringValue) else { throw damaged("bad view: \"key\" is not 16 hex digits") }
+            key = parsed
+        }
+        return MembershipView(id: UInt64(id), members: members, joined: joined, departed: departed, key: key)
     }
 
     static func parseHexBytes(_ hex: String) -> [UInt8]? {
