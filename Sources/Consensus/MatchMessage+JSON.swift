@@ -73,12 +73,13 @@ extension MatchMessage {
     }
 
     /// Parses the JSON rendering back; `nil` if anything is missing or out of range.
+    /// Every field is checked against its limits (``isValid``) before the message is used.
     public init?(json: JSONValue) {
-        guard let message = Self.parse(json: json), message.isValid else { return nil }
+        guard let message = MatchMessage(unvalidatedJSON: json), message.isValid else { return nil }
         self = message
     }
 
-    private static func parse(json: JSONValue) -> MatchMessage? {
+    private init?(unvalidatedJSON json: JSONValue) {
         guard let type = json["type"]?.stringValue else { return nil }
         func u32(_ key: String, in value: JSONValue = json) -> UInt32? {
             guard let n = value[key]?.intValue, n >= 0, n <= Int64(UInt32.max) else { return nil }
@@ -90,46 +91,46 @@ extension MatchMessage {
                   let role = Self.parseRole(json["role"]?.stringValue),
                   let version = json["protocol"]?.intValue, (0...65_535).contains(version),
                   let rules = json["rules"]?.stringValue else { return nil }
-            return .hello(Hello(name: name, role: role, protocolVersion: Int(version), rules: rules))
+            self = .hello(Hello(name: name, role: role, protocolVersion: Int(version), rules: rules))
         case "votes":
             guard let game = u32("game"), let first = u32("first"), let raw = json["values"]?.arrayValue,
                   (1...Self.votesPerMessageMax).contains(raw.count) else { return nil }
             let values = raw.compactMap { parseHex16($0.stringValue) }
             guard values.count == raw.count else { return nil }
-            return .votes(game: game, firstRound: first, values: values)
+            self = .votes(game: game, firstRound: first, values: values)
         case "start":
             guard let match = u32("match"), let speed = u32("speed"), let colors = u32("colors"),
                   let games = u32("games"), let play = json["play"]?.boolValue else { return nil }
             let settings = MatchSettings(speed: Int(speed), colors: Int(colors), gamesPerMatch: Int(games))
             guard settings.isValid else { return nil }
-            return .startProposal(match: match, settings: settings, wantsToPlay: play)
+            self = .startProposal(match: match, settings: settings, wantsToPlay: play)
         case "inputs":
             guard let game = u32("game"), let raw = json["inputs"]?.arrayValue,
                   (1...Self.inputsPerMessageMax).contains(raw.count) else { return nil }
             let items = raw.compactMap { $0.stringValue.flatMap(Self.parseInput) }
             guard items.count == raw.count else { return nil }
-            return .inputs(game: game, items: items)
+            self = .inputs(game: game, items: items)
         case "checkpoint":
             guard let game = u32("game"), let pairs = u32("pairs"), let hash = parseHex16(json["hash"]?.stringValue) else {
                 return nil
             }
-            return .checkpoint(game: game, pairs: pairs, hash: hash)
+            self = .checkpoint(game: game, pairs: pairs, hash: hash)
         case "gameOver":
             guard let game = u32("game"), let winner = json["winner"] else { return nil }
             if winner == .null {
-                return .gameOverVote(game: game, winner: nil)
+                self = .gameOverVote(game: game, winner: nil)
             } else {
                 guard let raw = parseHex16(winner.stringValue) else { return nil }
-                return .gameOverVote(game: game, winner: PeerID(raw))
+                self = .gameOverVote(game: game, winner: PeerID(raw))
             }
         case "clock":
             guard let game = u32("game"), let tick = u32("tick") else { return nil }
             return .clock(game: game, tick: tick)
         case "snapshot":
             guard let snapshot = Self.parseSnapshot(json) else { return nil }
-            return .snapshot(snapshot)
+            self = .snapshot(snapshot)
         case "leave":
-            return .leave
+            self = .leave
         default:
             return nil
         }

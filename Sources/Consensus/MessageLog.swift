@@ -71,10 +71,11 @@ public enum MessageLog {
     }
 }
 
-/// The running digest of a log: line n carries
-/// `d(n) = HMAC-SHA256(key, d(n-1) ‖ line n without its "d")`, truncated to 16 bytes, with
-/// `d(0)` all zeros. The key is SHA-256 of "eggs-log-v2" and the passphrase (none: the empty
-/// one), so only a holder of the room's passphrase can write a log that verifies with it.
+/// The running digest of a log: line n carries `d(n) = F(d(n-1) ‖ line n without its "d")`,
+/// truncated to 16 bytes, with `d(0)` all zeros. In a passphrase room F is HMAC-SHA256 keyed by
+/// SHA-256 of "eggs-log-v2", a NUL and the passphrase, so only a holder of the passphrase can
+/// write a log that verifies with it; without one F is SHA-256 of "eggs-log-v2" and its input
+/// (anyone could recompute that chain, so a keyed HMAC would add nothing but time).
 /// Sans-I/O: ``seal(_:)`` for the writer, ``check(_:)`` for the reader.
 ///
 /// `@unchecked Sendable`: the keyed HMAC state is a value (swift-crypto copies its digest context
@@ -85,24 +86,35 @@ public struct LogDigest: @unchecked Sendable {
     public static let bytes = 16
     /// `,"d":"` + 32 hex digits + `"}`: what sealing adds in place of the closing brace.
     static let suffixBytes = 6 + 2 * bytes + 2
-    private let mac: HMAC<SHA256>
+    private static let domain = Array("eggs-log-v2".utf8)
+    /// `nil` without a passphrase (a plain SHA-256 chain).
+    private let mac: HMAC<SHA256>?
     private var previous = [UInt8](repeating: 0, count: LogDigest.bytes)
-    /// previous ‖ body ‖ "}" in one contiguous buffer, reused: swift-crypto's generic `update`
-    /// is not specialised across modules, so one call a line instead of three matters.
+    /// (domain ‖) previous ‖ body ‖ "}" in one contiguous buffer, reused: swift-crypto's generic
+    /// `update` is not specialised across modules, so one call a line instead of three matters.
     private var scratch: [UInt8] = []
 
     public init(passphrase: String?) {
-        let key = SymmetricKey(data: SHA256.hash(data: Array(("eggs-log-v2\u{0}" + (passphrase ?? "")).utf8)))
+        guard let passphrase, !passphrase.isEmpty else {
+            mac = nil
+            return
+        }
+        let key = SymmetricKey(data: SHA256.hash(data: LogDigest.domain + [0] + Array(passphrase.utf8)))
         mac = HMAC<SHA256>(key: key)
     }
 
     /// The digest of the next line, `body` (plus a closing brace when `closing`).
     private mutating func next(_ body: ArraySlice<UInt8>, closing: Bool) -> [UInt8] {
         scratch.removeAll(keepingCapacity: true)
+        if mac == nil { scratch.append(contentsOf: LogDigest.domain) }
         scratch.append(contentsOf: previous)
         scratch.append(contentsOf: body)
         if closing { scratch.append(UInt8(ascii: "}")) }
-        var m = mac
+        guard var m = mac else {
+            var hash = SHA256()
+            scratch.withUnsafeBytes { hash.update(bufferPointer: $0) }
+            return hash.finalize().withUnsafeBytes { Array($0.prefix(LogDigest.bytes)) }
+        }
         m.update(data: scratch)
         let code = m.finalize()
         return code.withUnsafeBytes { Array($0.prefix(LogDigest.bytes)) }
@@ -306,10 +318,10 @@ public struct LogReader: Sendable {
         let set = Set(members)
         guard joined.allSatisfy(set.contains) else { throw damaged("bad view: a joiner that is not a member") }
         guard !departed.contains(where: set.contains) else { throw damaged("bad view: a departed peer that is a member") }
-        // The key (it numbers the games of a room founded in this view) is absent from older logs: 0.
+        // The view key (it tells apart views that share an id) is optional: 0 when absent.
         var key: UInt64 = 0
-        if let text = v["key"]?.stringValue {
-            guard let parsed = parseHex16(text) else { throw damaged("bad view key") }
+        if let text = v["key"] {
+            guard let parsed = parseHex16(text.stringValue) else { throw damaged("bad view: \"key\" is not 16 hex digits") }
             key = parsed
         }
         return MembershipView(id: UInt64(id), members: members, joined: joined, departed: departed, key: key)

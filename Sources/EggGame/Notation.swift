@@ -102,20 +102,12 @@ extension Board {
 }
 
 /// The outcome of ``resolveBoard(_:incoming:)``: the chain, the garbage it sends, the final board.
+/// (`eggs-tui resolve` prints it as SPEC §4's JSON with the one JSON encoder of the project.)
 public struct ResolveReport: Sendable, Hashable {
     public var chain: ChainResult
     /// Garbage eggs of the incoming count that landed.
     public var garbageLanded: Int
     public var board: Board
-
-    /// The report as one line of JSON, keys in the order of SPEC §4:
-    /// `{"chain": 2, "steps": [{"popped": 4, "garbageCleared": 0}, ...], "garbage": 8, "board": [...]}`.
-    public var json: String {
-        let steps = chain.steps.map { "{\"popped\": \($0.popped), \"garbageCleared\": \($0.garbageCleared)}" }
-        let rows = board.notationRows.map { "\"\($0)\"" }
-        return "{\"chain\": \(chain.chain), \"steps\": [\(steps.joined(separator: ", "))], "
-            + "\"garbage\": \(chain.garbage), \"board\": [\(rows.joined(separator: ", "))]}"
-    }
 }
 
 /// Lets everything on `board` fall, resolves every chain step, then lands `incoming` garbage eggs

@@ -250,7 +250,10 @@ extension EggsCommand {
                 if let deadline, now >= deadline { break }
                 if games != nil && bots.allSatisfy(\.isDone) { break }
                 if let failure = bots.lazy.compactMap({ $0.peer.logFailure }).first {
+                    let reports = bots.map { BotReport(bot: $0) }
                     for bot in bots { bot.peer.close() }
+                    // The summary still tells what was played (its own failure is not the news here).
+                    if let summary { try? BotReport.write(reports, to: summary) }
                     throw CommandFailure.detected(failure)
                 }
                 if now.nanoseconds >= nextTick {

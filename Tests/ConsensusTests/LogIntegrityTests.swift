@@ -103,6 +103,17 @@ struct LogIntegrityTests {
         #expect(crashed.ok && !crashed.complete, "a log without its end line is a crashed peer's: it verifies, incomplete")
     }
 
+    @Test("the digest is the documented one (vectors computed independently with Python's hashlib and hmac)")
+    func digestVectors() {
+        let header = MessageLog.header(peer: PeerID(1), room: "eggs")
+        #expect(header == #"{"format":"eggs-log","version":2,"peer":"0000000000000001","room":"eggs","rules":"sfe"}"#)
+        var plain = LogDigest(passphrase: nil)
+        #expect(plain.seal(header).hasSuffix(#","d":"55ea5fe98b9fd1aad7c999e93c350f40"}"#))
+        #expect(plain.seal(MessageLog.end(lines: 1, atMicroseconds: 5)) == #"{"at":5,"end":{"lines":1},"d":"985cc324bcf7fe0d0c6897c4579c3544"}"#)
+        var keyed = LogDigest(passphrase: "sesame")
+        #expect(keyed.seal(header).hasSuffix(#","d":"391b15d3a59926f141a02c9b947e6073"}"#))
+    }
+
     @Test("an empty file, blank text and a file with no header are damage at line 1")
     func noHeader() {
         #expect(damagedLine("") == 1)

@@ -151,6 +151,23 @@ struct LogFileTests {
         #expect(!result.stdout.contains("summary.json"), "a summary file was left behind: \(result.stdout)")
     }
 
+    @Test("a soak in a passphrase room verifies its peers' keyed logs with the passphrase")
+    func soakVerifiesKeyedLogs() throws {
+        let directory = try Self.temporaryDirectory("soak-keyed")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let port = Int.random(in: 20_000...60_000)
+        let result = try Harness.run(
+            ["soak", "--interface", "127.0.0.1", "--port", "\(port)", "--room", "keyed-\(port)", "--peers", "2",
+             "--seconds", "8", "--dir", directory + "/run", "--passphrase", "sesame"],
+            timeoutSeconds: 90)
+        #expect(result.status == 0, "\(result.stderr.suffix(1_000))")
+        let verdict = try #require(SoakTests.verdict(result.stdout), "no verdict: \(result.stdout)")
+        #expect(verdict["logsVerified"] as? Int == 2, "\(verdict)")
+        let log = try #require(try FileManager.default.contentsOfDirectory(atPath: directory + "/run").first { $0.hasSuffix(".jsonl") })
+        let unkeyed = try Harness.run(["replay", "--verify", directory + "/run/" + log], environment: ["EGGS_PASSPHRASE": ""])
+        #expect(unkeyed.status == 2, "a keyed log verified without its passphrase")
+    }
+
     @Test("resolve reads LF, CRLF and CR line endings alike")
     func resolveLineEndings() throws {
         let rows = ["B.....", "RB....", "RRB...", "RBB..."]
@@ -161,7 +178,8 @@ struct LogFileTests {
             outputs.append(result.stdout)
         }
         #expect(Set(outputs).count == 1)
-        #expect(outputs[0].hasPrefix(#"{"chain": 2, "#))
+        let empty = Array(repeating: #""......""#, count: 12).joined(separator: ", ")
+        #expect(outputs[0] == #"{"chain": 2, "steps": [{"popped": 4, "garbageCleared": 0}, {"popped": 5, "garbageCleared": 0}], "garbage": 8, "board": [\#(empty)]}"# + "\n")
     }
 
     @Test("resolve: empty input is 'no board', a NUL is named U+0000, --incoming -1 is a range error")
