@@ -56,12 +56,16 @@ if [ ! -s "$manual" ]; then
     exit 1
 fi
 
-# 2. The binary: release links the Swift runtime in, so it runs without the toolchain.
-build_flags=(-c "$config" --product eggs-tui)
-[ "$config" = release ] && build_flags+=(--static-swift-stdlib)
+# 2. The binary: release links the Swift runtime in, so it runs without the toolchain. Those
+#    link flags change every compile command, so that build has its own scratch folder
+#    (.build-static): the plugin's build above and this one both stay incremental.
+build_flags=(-c "$config")
+if [ "$config" = release ]; then
+    build_flags+=(--static-swift-stdlib --scratch-path .build-static)
+fi
 echo "install: building eggs-tui ($config)" >&2
-swift build "${swiftpm_flags[@]}" "${build_flags[@]}" >&2
-bin="$bin_dir/eggs-tui"
+swift build "${swiftpm_flags[@]}" "${build_flags[@]}" --product eggs-tui >&2
+bin="$(swift build "${swiftpm_flags[@]}" "${build_flags[@]}" --show-bin-path)/eggs-tui"
 [ -x "$bin" ] || { echo "install.sh: no binary at $bin" >&2; exit 1; }
 
 # 3. Install.

@@ -49,7 +49,7 @@ public final class PeerHost: @unchecked Sendable {
         // answers (by unicast) the peers that announce themselves to it.
         var generator = SystemRandomNumberGenerator()
         let book = AddressBook(options: options.unicast ?? UnicastOptions(peers: []), room: config.room,
-                               passphrase: config.passphrase, listeningPort: UInt16(options.port),
+                               passphrase: config.passphrase, listeningPort: UInt16(clamping: options.port),
                                nonce: generator.next(), now: MonotonicClock.now())
         self.book = book
         let onAnnouncement: @Sendable ([UInt8], UInt32) -> Void = { bytes, sourceIP in

@@ -77,6 +77,10 @@ struct CastRecorder {
 
     /// `replay LOG --cast FILE`: records, then prints one JSON line saying what was written.
     static func run(log: String, speed: Double, output: String) throws {
+        if let logPath = realpath(log, nil), let castPath = realpath(output, nil) {
+            defer { free(logPath); free(castPath) }
+            if strcmp(logPath, castPath) == 0 { throw CommandFailure.badInput("--cast \(output) is the log itself") }
+        }
         let summary = try CastRecorder(path: log, speed: speed).record(to: output)
         let json = JSONValue.object([
             ("cast", .string(output)), ("frames", .int(Int64(summary.frames))),

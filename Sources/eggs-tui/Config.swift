@@ -10,6 +10,7 @@ import Glibc
 ///     room = "friday"
 ///     interface = "192.168.1.20"
 ///     color = false            # draw without colours, as --no-color
+///     colors = 5               # egg colours in play, as --colors
 ///     [keys]
 ///     left = "a"
 ///     rotate-cw = ["w", "up"]
@@ -24,12 +25,14 @@ struct Config: Equatable {
     var port: Int?
     /// `false` draws without colours (as `--no-color`).
     var color: Bool?
+    /// Egg colours in play, 4 to 6 (as `--colors`).
+    var colors: Int?
     /// `[keys]`: action → keys, in the `action=key` form ``KeyMap/apply(spec:source:)`` reads.
     var keys: [String] = []
 
     static let fileSizeMax = 64 * 1024
     static let keysPerActionMax = 8
-    static let topLevelKeys = ["name", "room", "interface", "group", "port", "color", "keys"]
+    static let topLevelKeys = ["name", "room", "interface", "group", "port", "color", "colors", "keys"]
 
     /// `$XDG_CONFIG_HOME/eggs/config.toml`, default `~/.config/eggs/config.toml`.
     static func path() -> String {
@@ -101,6 +104,9 @@ struct Config: Equatable {
             case "color":
                 guard let color = value.bool else { throw bad(key, nil, "color must be true or false") }
                 config.color = color
+            case "colors":
+                guard let colors = value.int, (4...6).contains(colors) else { throw bad(key, nil, "colors must be 4, 5 or 6") }
+                config.colors = colors
             case "keys":
                 guard let keys = value.table else { throw bad(key, nil, "keys must be a table: [keys] then lines action = \"key\"") }
                 config.keys = try keyBindings(keys, bad)

@@ -19,7 +19,7 @@ enum ManualText {
 
         FILES: $XDG_CONFIG_HOME/eggs/config.toml (default ~/.config/eggs/config.toml): the \
         defaults a player sets once, as TOML keys name, room, interface, group, port, color \
-        (true or false: draw in colour) and a [keys] table (action = "key"); command-line \
+        (true or false: draw in colour), colors (4 to 6 in play) and a [keys] table (action = "key"); command-line \
         flags win; a bad file exits 2 naming its line. $XDG_CONFIG_HOME/eggs/keys: older \
         key bindings, lines 'action = key'. $XDG_STATE_HOME/eggs/ (default \
         ~/.local/state/eggs/): message logs (<peer>-<time>.jsonl, JSON Lines) and the \

@@ -15,8 +15,10 @@ struct MatchSettingsOptions: ParsableArguments {
     @Option(help: "Fall speed, 0 to 9.")
     var speed: Int = 0
 
-    @Option(help: "Colours in play: 4, 5 or 6.")
-    var colors: Int = 4
+    @Option(name: .customLong("colors"), help: "Colours in play: 4, 5 or 6 (default: 4, or colors in the config file).")
+    var colorsFlag: Int?
+
+    var colors: Int { colorsFlag ?? Config.current.colors ?? 4 }
 
     @Option(name: .customLong("best-of"), help: "Games per match: 1, 3, 5 or 7.")
     var bestOf: Int = 1

@@ -100,6 +100,8 @@ extension EggsCommand {
                         "--seconds", "\(Int(seconds) + 30)"]
             if let interface = network.interface { args += ["--interface", interface] }
             if let passphrase = network.effectivePassphrase { args += ["--passphrase", passphrase] }
+            for peer in network.peers { args += ["--peer", peer] }
+            if network.noMulticast { args.append("--no-multicast") }
             return args
         }
 

@@ -40,6 +40,43 @@ struct ConfigTests {
         #expect(try Self.loggedRoom(home + "/b.jsonl") == "from-flag")
     }
 
+    /// The `colors` of the first match start a log records.
+    static func loggedColors(_ log: String) throws -> Int? {
+        let text = try String(contentsOfFile: log, encoding: .utf8)
+        for line in text.split(separator: "\n").dropFirst() where line.contains("\"type\":\"start\"") {
+            let json = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            return (json?["msg"] as? [String: Any])?["colors"] as? Int
+        }
+        return nil
+    }
+
+    @Test("colors from the config file set the match's egg colours; --colors wins")
+    func colorsAndFlagWins() throws {
+        let home = try Self.configHome("interface = \"127.0.0.1\"\ncolors = 5\n")
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        let port = Int.random(in: 20_000...40_000)
+        func match(_ name: String, port: Int, extra: [String]) throws -> Process {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: Harness.binary)
+            process.arguments = ["bot", "--port", "\(port)", "--room", "colors-\(port)", "--count", "2", "--players", "2",
+                                 "--games", "1", "--speed", "9", "--seconds", "40", "--log", "\(home)/\(name).jsonl"] + extra
+            process.environment = ProcessInfo.processInfo.environment.merging(["XDG_CONFIG_HOME": home]) { $1 }
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            return process
+        }
+        let fromConfig = try match("config", port: port, extra: [])
+        let fromFlag = try match("flag", port: port + 1, extra: ["--colors", "6"])
+        fromConfig.waitUntilExit()
+        fromFlag.waitUntilExit()
+        #expect(fromConfig.terminationStatus == 0 && fromFlag.terminationStatus == 0)
+        let logs = try FileManager.default.contentsOfDirectory(atPath: home).filter { $0.hasSuffix(".jsonl") }
+        let configLog = try #require(logs.first { $0.hasPrefix("config") }), flagLog = try #require(logs.first { $0.hasPrefix("flag") })
+        #expect(try Self.loggedColors("\(home)/\(configLog)") == 5)
+        #expect(try Self.loggedColors("\(home)/\(flagLog)") == 6)
+    }
+
     @Test("a config file that is not TOML, has an unknown key or a bad value exits 2 naming file and line",
           arguments: [
             ("room = \"x\"\nport = [1,\n", "line 2"),
@@ -48,6 +85,7 @@ struct ConfigTests {
             ("room = \"x\"\n[keys]\nleft = \"a\"\njump = \"w\"\n", "line 4: unknown action 'jump'"),
             ("[keys]\nleft = \"ab\"\n", "line 2: unknown key 'ab'"),
             ("color = \"no\"\n", "line 1: color must be true or false"),
+            ("name = \"x\"\n# many colours\ncolors = 9\n", "line 3: colors must be 4, 5 or 6"),
           ])
     func badFile(text: String, expected: String) throws {
         let home = try Self.configHome(text)

@@ -85,8 +85,20 @@ enum Harness {
         let argv = ["tmux", "-L", socket] + arguments
         var cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
         defer { cArgs.forEach { free($0) } }
+        // The test's worker threads block most signals, and a spawned process inherits that
+        // mask: a tmux server started so never reaps its panes (SIGCHLD) nor gets them to quit
+        // (SIGHUP), and lingers after kill-server. Start it with no signal blocked, default handlers.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t(), all = sigset_t()
+        sigemptyset(&none)
+        sigfillset(&all)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var pid: pid_t = 0
-        let spawned = posix_spawnp(&pid, "tmux", &actions, nil, &cArgs, environ)
+        let spawned = posix_spawnp(&pid, "tmux", &actions, &attributes, &cArgs, environ)
         guard spawned == 0 else { throw POSIXError(POSIXErrorCode(rawValue: spawned) ?? .EIO) }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
