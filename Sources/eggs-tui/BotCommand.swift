@@ -266,6 +266,8 @@ struct BotReport {
     var checkpointsVerified: Int
     var desyncs: Int
     var maxEggWaitMs: Double
+    /// How long the player has been waiting for its next egg right now, beyond `maxEggWaitMs` (0 if not).
+    var eggWaitNowMs: Double
     var sent: UInt64
     var retransmitted: UInt64
     var droppedInvalid: UInt64
@@ -288,6 +290,8 @@ struct BotReport {
         checkpointsVerified = match.stats.checkpointsVerified
         desyncs = match.stats.desyncs
         maxEggWaitMs = Double(match.stats.maxEggWaitNanoseconds) / 1e6
+        // A match stalled for good never ends its wait, so `maxEggWaitMs` alone would not show it.
+        eggWaitNowMs = Double(match.longestEggWaitNanoseconds(now: MonotonicClock.now()) - match.stats.maxEggWaitNanoseconds) / 1e6
         sent = net.messagesSent
         retransmitted = net.messagesRetransmitted
         droppedInvalid = net.droppedInvalid + UInt64(match.stats.invalidDropped)
@@ -305,7 +309,7 @@ struct BotReport {
             ("checkpointsVerified", "\(checkpointsVerified)"), ("desyncs", "\(desyncs)"),
             ("maxEggWaitMs", String(format3(maxEggWaitMs))), ("sent", "\(sent)"), ("retransmitted", "\(retransmitted)"),
             ("droppedInvalid", "\(droppedInvalid)"), ("delivered", "\(delivered)"), ("views", "\(views)"),
-            ("sendHolds", "\(sendHolds)"), ("sendQueued", "\(sendQueued)"), ("staleDropped", "\(staleDropped)"),
+            ("eggWaitNowMs", format3(eggWaitNowMs)), ("sendHolds", "\(sendHolds)"), ("sendQueued", "\(sendQueued)"), ("staleDropped", "\(staleDropped)"),
             ("log", jsonString(log)),
         ]
         return "{" + fields.map { "\"\($0.0)\": \($0.1)" }.joined(separator: ", ") + "}"

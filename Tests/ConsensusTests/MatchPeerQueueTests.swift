@@ -150,6 +150,29 @@ struct MatchPeerQueueTests {
         #expect(keyless.nextGame == 0)
     }
 
+    @Test("a wait for an egg that never ends shows in longestEggWaitNanoseconds, not only once it ends")
+    func eggWaitInProgress() {
+        let a = PeerID(1), b = PeerID(2)
+        let room = HandRoom()
+        room.add(a)
+        room.add(b)
+        room.install(MembershipView(id: 1, members: [a, b], joined: [a, b]), at: [a, b])
+        for id in [a, b] { room.peers[id]!.setReady(settings: Self.settings, wantsToPlay: true); room.drain(id) }
+        var ticks = 0
+        while (room.peers[a]!.owner?.grid.pairsSpawned ?? 0) < 3 && ticks < 10_000 {
+            room.tick([a, b], deliverTo: [a, b])
+            ticks += 1
+        }
+        // b goes silent (its votes never arrive): a runs out of decided rounds and waits.
+        room.audience[b] = nil
+        for _ in 0..<1_200 { room.tick([a], deliverTo: [a]) }
+        let peer = room.peers[a]!
+        let waited = peer.longestEggWaitNanoseconds(now: room.now)
+        #expect(peer.owner?.waitingSince != nil, "a waits for an egg")
+        #expect(peer.stats.maxEggWaitNanoseconds == 0, "no wait has ended")
+        #expect(waited > 5_000_000_000, "the wait in progress shows: \(waited / 1_000_000) ms")
+    }
+
     @Test("a full send queue holds the local player's grid: nothing queued is dropped, and play resumes once it drains")
     func sendBackpressure() {
         let a = PeerID(1), b = PeerID(2)
