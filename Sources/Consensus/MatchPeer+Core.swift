@@ -126,7 +126,7 @@ public struct MatchPeer: Sendable {
             } else {
                 stats.ignoredMessages += 1
             }
-        case .incompatible, .lagging:
+        case .incompatible, .lagging, .incarnationEnded, .viewAbandoned:
             break
         }
         afterInput(now: now)

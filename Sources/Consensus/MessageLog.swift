@@ -33,7 +33,7 @@ public enum MessageLog {
                 ("id", .int(Int64(bitPattern: v.id))), ("members", ids(v.members)), ("joined", ids(v.joined)),
                 ("departed", ids(v.departed)), ("key", .string(PeerID(v.key).hex)),
             ]))]).serialized
-        case .incompatible, .lagging:
+        case .incompatible, .lagging, .incarnationEnded, .viewAbandoned:
             return nil
         }
     }

@@ -5,7 +5,7 @@ import PeerNet
 /// A *life* is one incarnation of one node. Checked:
 /// 1. Per life and sender: seqs strictly increase and have no gap, except across a view
 ///    change in which the sender or the life itself joined or departed.
-/// 2. Per life: view ids strictly increase.
+/// 2. Per life: view ids strictly increase (until the life abandons its view: `.viewAbandoned`).
 /// 3. Agreement: every life that installed the view (id, key) saw the same members and
 ///    joined/departed lists. (Ids alone are not unique across lineages: a group founded
 ///    afresh after its members all restarted counts from low ids again.)
@@ -84,7 +84,12 @@ public enum SimChecker {
                 if v.joined.contains(life.peer) { last = [:] }
                 current = v
                 inView = []
-            case .incompatible, .lagging:
+            case .viewAbandoned:
+                // The life starts over like a fresh peer: a new lineage of views and streams.
+                current = nil
+                last = [:]
+                inView = []
+            case .incompatible, .lagging, .incarnationEnded:
                 break
             }
         }

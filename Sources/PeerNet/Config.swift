@@ -7,7 +7,9 @@ public struct PeerNetConfig: Sendable, Hashable {
     /// Peers in another room are ignored (their datagrams are counted as `droppedForeignRoom`).
     public var room: String
     public var peerID: PeerID
-    /// A restarted peer must use a new, larger incarnation (e.g. a wall-clock timestamp).
+    /// Tells this life of the peer from every earlier one under the same ID: a restarted peer
+    /// must use a value it never used before, e.g. a random 64-bit number (no order is implied:
+    /// a restart is recognised by the join handshake, whatever the clock or the numbers say).
     public var incarnation: UInt64
     /// When set, every datagram carries a truncated HMAC-SHA256 keyed by this passphrase and
     /// datagrams without a valid one are dropped. When `nil`, datagrams carry a CRC32.
@@ -32,6 +34,10 @@ public struct PeerNetConfig: Sendable, Hashable {
     public var flushRetransmitNanoseconds: UInt64
     /// A view change that makes no progress for this long is restarted without the silent peers.
     public var flushTimeoutNanoseconds: UInt64
+    /// A peer blocked (cut off from most of its view: non-primary) this long gives up the view
+    /// (`.viewAbandoned`): it is back to joining, the lobby, like a fresh peer, and rejoins
+    /// (or founds a group) once it hears others.
+    public var blockedTimeoutNanoseconds: UInt64
     /// Own messages sent but not yet stable (delivered by every member); `send` throws beyond it.
     public var windowSizeMax: Int
     /// No datagram is larger than this (encoded, trailer included).
@@ -53,6 +59,7 @@ public struct PeerNetConfig: Sendable, Hashable {
         stabilityReportDelayNanoseconds: UInt64 = 20_000_000,
         flushRetransmitNanoseconds: UInt64 = 150_000_000,
         flushTimeoutNanoseconds: UInt64 = 2_000_000_000,
+        blockedTimeoutNanoseconds: UInt64 = 10_000_000_000,
         windowSizeMax: Int = 1024,
         datagramBytesMax: Int = 1200,
         randomSeed: UInt64? = nil
@@ -70,6 +77,7 @@ public struct PeerNetConfig: Sendable, Hashable {
         self.stabilityReportDelayNanoseconds = stabilityReportDelayNanoseconds
         self.flushRetransmitNanoseconds = flushRetransmitNanoseconds
         self.flushTimeoutNanoseconds = flushTimeoutNanoseconds
+        self.blockedTimeoutNanoseconds = blockedTimeoutNanoseconds
         self.windowSizeMax = windowSizeMax
         self.datagramBytesMax = datagramBytesMax
         self.randomSeed = randomSeed ?? (peerID.raw &* 0x9E37_79B9_7F4A_7C15 ^ incarnation)
@@ -139,6 +147,14 @@ public struct PeerNetStats: Hashable, Sendable {
     /// Stability reports (with RTT echoes) sent: one per heartbeat plus those driven by deliveries.
     public var reportsSent: UInt64 = 0
     public var viewsInstalled: UInt64 = 0
+    /// Views given up after being blocked for `blockedTimeoutNanoseconds`, and the own queued
+    /// messages discarded with them (never sent: the group never agreed on them).
+    public var viewsAbandoned: UInt64 = 0
+    public var messagesAbandoned: UInt64 = 0
+    /// Frames that passed every envelope check but contradict the protocol state (a cut below
+    /// what was delivered, naming members this peer's view lacks, ...): ignored, never trusted.
+    /// Counted on top of `datagramsAccepted` (their datagram was well formed).
+    public var framesRejected: UInt64 = 0
 
     public var droppedTruncated: UInt64 = 0
     public var droppedOversized: UInt64 = 0
@@ -152,6 +168,14 @@ public struct PeerNetStats: Hashable, Sendable {
     public var droppedReplayed: UInt64 = 0
     /// Datagrams from a peer the table has no room for.
     public var droppedOverload: UInt64 = 0
+    /// Datagrams from a sender (or a sender's incarnation) that has not answered a challenge
+    /// of the join handshake yet: not acted upon; the sender is challenged.
+    public var droppedUnproven: UInt64 = 0
+    /// Challenge datagrams sent, responses sent, responses not sent (budget spent), senders proven.
+    public var challengesSent: UInt64 = 0
+    public var responsesSent: UInt64 = 0
+    public var responsesSuppressed: UInt64 = 0
+    public var peersProven: UInt64 = 0
 
     public init() {}
 
@@ -159,6 +183,7 @@ public struct PeerNetStats: Hashable, Sendable {
     public var droppedInvalid: UInt64 {
         droppedTruncated + droppedOversized + droppedMalformed + droppedBadChecksum + droppedUnauthenticated
             + droppedWrongVersion + droppedForeignRoom + droppedStaleIncarnation + droppedReplayed + droppedOverload
+            + droppedUnproven
     }
 }
 

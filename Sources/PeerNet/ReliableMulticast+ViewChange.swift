@@ -19,7 +19,7 @@ extension ReliableMulticast {
             handleReady(ballot, from: sender, now: now)
         case let .install(ballot, newViewID):
             handleInstall(ballot, newViewID: newViewID, now: now)
-        case .heartbeat, .data, .nack, .leave, .report:
+        case .heartbeat, .data, .nack, .leave, .report, .challenge, .response:
             preconditionFailure("not a flush frame")
         }
     }
@@ -39,9 +39,10 @@ extension ReliableMulticast {
     }
 
     private func handlePropose(_ ballot: Ballot, baseID: UInt64, baseKey: UInt64, proposed: [Member], now: NetTime) {
-        highestAttemptSeen = max(highestAttemptSeen, ballot.attempt)
         installIfProven(viewID: baseID, viewKey: baseKey)
         guard proposed.contains(me), !isLeft else { return }
+        // Only ballots this peer takes part in raise its own next ballot (bounded on the wire).
+        highestAttemptSeen = max(highestAttemptSeen, ballot.attempt)
         let continuing = hasView && viewID == baseID && viewKey == baseKey
         if !continuing {
             // Join only a group whose view dominates ours (or found one when we have none).
@@ -73,19 +74,41 @@ extension ReliableMulticast {
         // A cut must restart our own stream right after what we transmitted; otherwise it was
         // computed from a stale ack of ours: ignore it (the coordinator will exclude us and retry).
         guard cut.entries.first(where: { $0.member == me && $0.inNew })?.cut == transmittedSeq else { return }
-        p.lastProgress = now
         if p.cut == nil {
+            guard isValidCut(cut, continuing: p.continuing) else {
+                stats.framesRejected += 1
+                return
+            }
             p.cut = cut
             if p.continuing {
                 for entry in cut.entries where entry.inBase {
                     guard let s = streams[entry.member.id], s.member == entry.member else { continue }
-                    precondition(s.delivered <= entry.cut, "a cut never falls below what a member delivered")
                     streams[entry.member.id]!.highestKnown = max(s.highestKnown, entry.cut)
                 }
             }
         }
+        p.lastProgress = now
         participation = p
         checkReady(now: now)
+    }
+
+    /// A cut a member can install: it names this peer, a continuing member finds in its `inBase`
+    /// entries exactly the members of its view, never below what it delivered, and no entry
+    /// of the new view is a member of the base under another incarnation. (A remote peer's
+    /// cut is input: one that fails is ignored and counted, never trusted.)
+    func isValidCut(_ cut: CutInfo, continuing: Bool) -> Bool {
+        guard cut.entries.contains(where: { $0.member == me && $0.inNew }) else { return false }
+        guard continuing else { return cut.newViewID > viewID || !hasView }
+        guard cut.newViewID > viewID else { return false }
+        let base = cut.entries.filter(\.inBase)
+        guard base.count == members.count else { return false }
+        for entry in base {
+            guard members.contains(entry.member), let s = streams[entry.member.id], entry.cut >= s.delivered else { return false }
+        }
+        for entry in cut.entries where !entry.inBase {
+            guard !members.contains(where: { $0.id == entry.member.id }) else { return false }
+        }
+        return true
     }
 
     /// Sends `ready` once every base message up to the cut is held; installs if asked to.
@@ -155,10 +178,14 @@ extension ReliableMulticast {
         hasView = true
         blocked = false
         reports = [:]
-        forcedOut = [:]
+        // Members start afresh; a candidate excluded for not answering waits out its exclusion.
+        forcedOut = forcedOut.filter { !newMembers.contains($0.key) }
+        flushAbandoned = false
+        blockedSince = nil
         repairPending = []
         laggingReported = []
         for m in newMembers where m != me { peers[m.id]?.staleViewSince = nil }
+        vouch(for: newMembers, now: lastNow)
         lastInstall = (p.ballot, cut.newViewID)
         participation = nil
         if coordinating?.ballot == p.ballot { coordinating = nil }
@@ -170,6 +197,34 @@ extension ReliableMulticast {
         events.append(.viewChanged(view))
         transmitPending()
         deliverReady()
+    }
+
+    /// Blocked too long: gives up the view and starts over as a fresh peer (joining). Own
+    /// messages queued while blocked are discarded (the group never agreed on them).
+    func abandonView(now: NetTime) {
+        let old = view
+        stats.viewsAbandoned += 1
+        stats.messagesAbandoned += UInt64(pendingSends.count)
+        transmittedSeq = nextSeq - 1
+        pendingSends.removeAll()
+        hasView = false
+        blocked = false
+        blockedSince = nil
+        viewID = 0
+        viewKey = 0
+        members = []
+        streams = [:]
+        reports = [:]
+        participation = nil
+        coordinating = nil
+        flushAbandoned = false
+        repairPending = []
+        laggingReported = []
+        forcedOut = [:]
+        reportAt = nil
+        discoveryAt = now.adding(nanoseconds: config.discoveryNanoseconds)
+        view = MembershipView(id: 0, members: [], departed: old.members)
+        events.append(.viewAbandoned(old))
     }
 
     static func viewKey(id: UInt64, members: [Member], ballot: Ballot) -> UInt64 {
@@ -254,8 +309,10 @@ extension ReliableMulticast {
     }
 
     private func startProposal(members proposed: [Member], now: NetTime) {
-        highestAttemptSeen += 1
+        // Saturates: attempts on the wire are at most `Wire.attemptMax`, far below the end.
+        highestAttemptSeen = highestAttemptSeen == .max ? .max : highestAttemptSeen + 1
         let ballot = Ballot(attempt: highestAttemptSeen, coordinator: me.id)
+        flushAbandoned = false
         let base = hasView ? members : []
         coordinating = Proposal(
             ballot: ballot, baseID: hasView ? viewID : 0, baseKey: hasView ? viewKey : 0,
@@ -290,6 +347,9 @@ extension ReliableMulticast {
                 let answered = c.cut == nil ? c.acks[m.id] != nil : c.ready.contains(m.id)
                 if !answered { exclude(m, now: now) }
             }
+            // Members that acked are frozen in this ballot: the next one must run even if the
+            // membership looks unchanged, or they wait for us until they exclude us.
+            if hasView { flushAbandoned = true }
             coordinating = nil
             if participation?.ballot == c.ballot { participation = nil }
         }
@@ -314,8 +374,16 @@ extension ReliableMulticast {
         // competing newer view. Behind members are excluded by this change and readmitted
         // as joiners by the next one.
         let reachable = members.filter { isReachable($0, now: now) }
-        let primary = Self.isPrimary(alive: reachable, of: members)
-        if participation == nil { blocked = !primary }
+        // A member that announced `leave` is gone for good: it counts toward no majority.
+        let base = members.filter { !isGone($0) }
+        let primary = Self.isPrimary(alive: reachable, of: base)
+        if participation == nil {
+            blocked = !primary
+            blockedSince = blocked ? (blockedSince ?? now) : nil
+            if let since = blockedSince, now.nanoseconds(since: since) >= config.blockedTimeoutNanoseconds {
+                return abandonView(now: now)
+            }
+        }
         // A working group in a dominating view is around: wait for it to admit us.
         let mine = (viewID, viewKey)
         if peers.values.contains(where: { isFreshPrimary($0, now: now) && Self.dominates(($0.viewID, $0.viewKey), mine) }) { return }
@@ -329,11 +397,11 @@ extension ReliableMulticast {
         if let p = participation, now.nanoseconds(since: p.lastProgress) < 2 * config.flushTimeoutNanoseconds,
            p.ballot.coordinator != me.id { return }
         let joiners = joinerCandidates(now: now, aliveCount: alive.count)
-        guard alive.count != members.count || !joiners.isEmpty else { return }
+        guard alive.count != members.count || !joiners.isEmpty || flushAbandoned else { return }
         // The coordinator is the lowest-ID live, unblocked member of the installed view (never
         // a joiner: joiners wait to be admitted by the group they join).
         // A blocked member cannot coordinate: the next-lowest live one does.
-        let coordinator = alive.filter { $0 == me || peers[$0.id]?.status != 3 }.min()
+        let coordinator = alive.filter { $0 == me || peers[$0.id]?.status != .blocked }.min()
         guard primary, coordinator == me else { return }
         startProposal(members: alive + joiners, now: now)
     }
@@ -350,8 +418,10 @@ extension ReliableMulticast {
         let mine = (viewID, viewKey)
         var result: [Member] = []
         for (id, info) in peers.sorted(by: { $0.key < $1.key }) {
-            guard isFresh(info, now: now), !members.contains(where: { $0.id == id }) else { continue }
-            guard info.viewID == 0 || info.status == 3 || Self.dominates(mine, (info.viewID, info.viewKey)) else { continue }
+            // Only proven peers are in the table; one excluded for not answering a flush waits out its exclusion.
+            guard isFresh(info, now: now), !members.contains(where: { $0.id == id }),
+                  !isExcluded(Member(id: id, incarnation: info.incarnation), now: now) else { continue }
+            guard info.viewID == 0 || info.status == .blocked || Self.dominates(mine, (info.viewID, info.viewKey)) else { continue }
             guard aliveCount + result.count < Wire.membersMax, members.count + result.count < Wire.cutEntriesMax else { break }
             result.append(Member(id: id, incarnation: info.incarnation))
         }
@@ -361,6 +431,11 @@ extension ReliableMulticast {
     /// No view yet: after discovery, the lowest-ID fresh peer founds view 1 if no group is heard.
     private func evaluateBootstrap(now: NetTime) {
         guard now >= discoveryAt, coordinating == nil else { return }
+        // A peer heard but not proven yet (a lost challenge or response) would be left out:
+        // wait for it up to one more discovery period (a storm of strangers delays no longer).
+        if handshakesPending(now: now), now < discoveryAt.adding(nanoseconds: config.discoveryNanoseconds) {
+            return
+        }
         if let p = participation, now.nanoseconds(since: p.lastProgress) < 2 * config.flushTimeoutNanoseconds { return }
         // Wait while a working group is around (it admits us). Blocked peers do not count: when
         // the majority of their last view crashed, fresh peers found a new group and admit them.

@@ -35,13 +35,20 @@ import DequeModule
 ///
 /// ## Membership
 /// Peers discover each other by heartbeats in the same room (room hash in every
-/// datagram). A member is (64-bit ID, incarnation); a datagram from a higher incarnation
-/// makes the old one dead at once (removed by a view change, then the new one joins by
-/// the next); datagrams of lower incarnations are dropped. A member not heard for
-/// `suspectTimeoutNanoseconds`, or that announced `leave`, is removed by a view change.
-/// A fresh peer listens `discoveryNanoseconds`; if it hears no working group (members or
-/// flushing peers of an installed view), the lowest-ID fresh peer founds a view with every
-/// fresh peer it heard. Joiners are admitted by the coordinator of the group they hear.
+/// datagram). A member is (64-bit ID, incarnation); the incarnation is any number a restarted
+/// peer never used before (no order is implied). A sender enters the peer table only through
+/// the join handshake (`ReliableMulticast+Handshake.swift`): it must answer a fresh challenge,
+/// so strays, replays (of this session or an earlier one) and fake IDs are never proposed and
+/// crowd out nobody. A proven new incarnation of a known ID makes the old one dead at once
+/// (removed by a view change, reported as `.incarnationEnded`; the new one joins by the next);
+/// datagrams of the old one are dropped. A member not heard for `suspectTimeoutNanoseconds`,
+/// or that announced `leave`, is removed by a view change; one that announced `leave` (or was
+/// superseded by a new incarnation) counts toward no majority, so the others go on at once.
+/// A fresh peer listens `discoveryNanoseconds` (up to twice that while a handshake is
+/// pending); if it hears no working group (members or flushing peers of an installed view),
+/// the lowest-ID fresh peer founds a view with every proven fresh peer it heard. Joiners are
+/// admitted by the coordinator of the group they hear; one excluded for not answering a
+/// flush is not proposed again until its exclusion (two flush timeouts) ends.
 ///
 /// ## View change (flush), view synchrony
 /// The coordinator is the lowest-ID live member of the installed view. It runs three
@@ -70,7 +77,10 @@ import DequeModule
 /// ## Primary component, partitions, merging
 /// A view change is started only if a strict majority of the installed view's members is
 /// reachable (live, or heard in an older view), or exactly half including its highest-ID
-/// member. Otherwise the peer is `.blocked`: it queues sends and delivers nothing. Views
+/// member (members gone by `leave` or a proven restart do not count). Otherwise the peer is
+/// `.blocked`: it queues sends and delivers nothing; blocked for `blockedTimeoutNanoseconds`
+/// (10 s), it gives up the view (`.viewAbandoned`, its queued sends discarded) and is a fresh,
+/// joining peer again: back in the lobby, it rejoins when it hears a group. Views
 /// are ordered by (id, key); the coordinator of a working group admits as joiners the
 /// fresh peers, the blocked peers and the peers of dominated views (lower id, or equal id
 /// and lower key: groups founded apart). A joiner discards the undelivered and unstable
@@ -84,6 +94,9 @@ import DequeModule
 /// Crossing ballots (a false suspicion during a flush together with a lost `install`) can
 /// in theory install two views with the same id from one base, each by a different set of
 /// members; the smaller set soon finds itself non-primary and rejoins as joiners.
+/// Without a passphrase anyone on the LAN can forge any datagram (a member's identity
+/// included): every field is validated so nothing traps, but forged flush frames can stall or
+/// reshape a group. With one, only replays remain, and they are dropped.
 /// Restarted peers that hear only blocked peers found a new group even if the old primary
 /// lives on behind a partition; the two groups merge (as joiners) when it heals.
 /// After `leave`, a peer goes silent at once (it does not linger to repair).
@@ -132,8 +145,8 @@ public final class ReliableMulticast {
         var lastHeard: NetTime
         var viewID: UInt64 = 0
         var viewKey: UInt64 = 0
-        /// Heartbeat status code: 0 joining, 1 member, 2 flushing, 3 blocked.
-        var status: UInt8 = 0
+        /// The status its last heartbeat announced.
+        var status = WireStatus.joining
         var left = false
         var packetHighest: UInt64 = 0
         var packetBitmap: UInt64 = 0
@@ -307,6 +320,22 @@ public final class ReliableMulticast {
     var lastInstallRelayAt: NetTime?
     /// Members excluded from view changes (they did not answer a flush), until the given time.
     var forcedOut: [Member: NetTime] = [:]
+    /// A view change this peer coordinated was given up (someone did not answer): members may
+    /// be frozen in it, so a new one runs even if the membership looks unchanged.
+    var flushAbandoned = false
+    /// Since when this peer is blocked (non-primary), while it is.
+    var blockedSince: NetTime?
+
+    // Join handshake (ReliableMulticast+Handshake.swift).
+    /// Secret of this incarnation behind the challenge cookies.
+    let cookieSecret: UInt64
+    var challengeQueue: [Member] = []
+    var challengedAt: [Member: NetTime] = [:]
+    var challengeAt: NetTime?
+    var lastChallengeSentAt: NetTime?
+    var responsesThisInterval = 0
+    /// Incarnations superseded by a proven newer one, oldest first.
+    var retired: [Member] = []
 
     public internal(set) var stats = PeerNetStats()
 
@@ -322,6 +351,8 @@ public final class ReliableMulticast {
         self.auth = Authenticator(passphrase: config.passphrase)
         self.roomHash = FNV1a.hash(Array(config.room.utf8))
         self.rng = SplitMix64(seed: config.randomSeed)
+        var secretSource = SplitMix64(seed: config.randomSeed ^ 0x5EC2_E7C0_0C1E_5EED ^ config.incarnation)
+        self.cookieSecret = secretSource.next()
         self.heartbeatAt = now
         self.discoveryAt = now.adding(nanoseconds: config.discoveryNanoseconds)
         self.lastNow = now
@@ -455,12 +486,17 @@ public final class ReliableMulticast {
         consider(repairAt)
         consider(reportAt)
         consider(flushRetransmitAt)
+        consider(challengeAt)
         for stream in streams.values { consider(stream.nackAt) }
         consider(coordinating?.deadline)
         if let p = participation, coordinating == nil {
             consider(p.lastProgress.adding(nanoseconds: 2 * config.flushTimeoutNanoseconds))
         }
-        if !hasView { considerAhead(discoveryAt) }
+        if !hasView {
+            considerAhead(discoveryAt)
+            considerAhead(discoveryAt.adding(nanoseconds: config.discoveryNanoseconds))
+        }
+        considerAhead(blockedSince?.adding(nanoseconds: config.blockedTimeoutNanoseconds))
         for m in members where m != me {
             guard let info = peers[m.id] else { continue }
             considerAhead(info.lastHeard.adding(nanoseconds: config.suspectTimeoutNanoseconds + 1))
@@ -485,13 +521,25 @@ public final class ReliableMulticast {
             countDrop(reason)
         case let .own(envelope):
             // Our own echo (or an older incarnation's): counted by `admit`, which never accepts it.
-            let accepted = admit(envelope, now: now)
-            precondition(!accepted, "own datagrams are never admitted")
+            let admission = admit(envelope, frame: nil, now: now)
+            precondition(admission == .dropped, "own datagrams are never admitted")
         case let .frame(envelope, frame):
-            guard admit(envelope, now: now) else { return }
+            let sender = Member(id: envelope.sender, incarnation: envelope.incarnation)
+            switch admit(envelope, frame: frame, now: now) {
+            case .dropped:
+                sendChallengesIfDue(now: now)
+                return
+            case .stranger:
+                // Only the handshake gets through from a sender not proven yet.
+                stats.datagramsAccepted += 1
+                if case let .challenge(entries) = frame, !isLeft { handleChallenge(entries, from: sender) }
+                sendChallengesIfDue(now: now)
+                return
+            case .known:
+                break
+            }
             stats.datagramsAccepted += 1
             guard !isLeft else { return }
-            let sender = Member(id: envelope.sender, incarnation: envelope.incarnation)
             if frame.kind == .heartbeat || frame.kind == .report {
                 peers[sender.id]?.echoPacket = envelope.packetNumber
                 peers[sender.id]?.echoHeardAt = now
@@ -510,7 +558,9 @@ public final class ReliableMulticast {
         defer { checkInvariants() }
         lastNow = max(lastNow, now)
         guard !isLeft else { return }
+        sendChallengesIfDue(now: now)
         if now >= heartbeatAt {
+            responsesThisInterval = 0
             emitHeartbeat(now: now)
             heartbeatAt = now.adding(nanoseconds: config.heartbeatIntervalNanoseconds)
         }
@@ -543,44 +593,67 @@ public final class ReliableMulticast {
         }
     }
 
-    /// Identity, incarnation and replay checks; updates the peer table.
-    private func admit(_ envelope: Envelope, now: NetTime) -> Bool {
+    enum Admission: Equatable {
+        /// Counted in a `dropped…` counter (or as loopback).
+        case dropped
+        /// A proven peer (or one that just proved itself with this datagram): act on it.
+        case known
+        /// Not proven: only a challenge it carries is answered.
+        case stranger
+    }
+
+    /// Identity, incarnation, handshake and replay checks; updates the peer table.
+    private func admit(_ envelope: Envelope, frame: Frame?, now: NetTime) -> Admission {
         if envelope.sender == me.id {
             if envelope.incarnation == me.incarnation {
                 stats.datagramsLoopback += 1
             } else {
                 stats.droppedStaleIncarnation += 1
             }
-            return false
+            return .dropped
         }
-        var info = peers[envelope.sender] ?? {
-            PeerInfo(incarnation: envelope.incarnation, lastHeard: now)
-        }()
-        if peers[envelope.sender] == nil, peers.count >= Self.peersMax {
-            evictSilentPeers(now: now)
-            guard peers.count < Self.peersMax else {
-                stats.droppedOverload += 1
-                return false
-            }
-        }
-        if envelope.incarnation < info.incarnation {
-            stats.droppedStaleIncarnation += 1
-            return false
-        }
-        if envelope.incarnation > info.incarnation {
-            info = PeerInfo(incarnation: envelope.incarnation, lastHeard: now)
+        let sender = Member(id: envelope.sender, incarnation: envelope.incarnation)
+        guard var info = peers[envelope.sender], info.incarnation == envelope.incarnation else {
+            return admitStranger(sender, envelope: envelope, frame: frame, now: now)
         }
         guard info.acceptPacket(envelope.packetNumber) else {
             stats.droppedReplayed += 1
-            peers[envelope.sender] = info
-            return false
+            if now.nanoseconds(since: info.lastHeard) > config.suspectTimeoutNanoseconds {
+                // Everything it sent for a suspect timeout looked old (e.g. a forged packet number
+                // far ahead): forget it; it proves itself afresh, its window starting anew.
+                peers[envelope.sender] = nil
+                queueChallenge(sender, now: now)
+            } else {
+                peers[envelope.sender] = info
+            }
+            return .dropped
         }
         info.lastHeard = max(info.lastHeard, now)
         peers[envelope.sender] = info
-        return true
+        return .known
     }
 
-    private func evictSilentPeers(now: NetTime) {
+    /// A sender not in the peer table (or in another incarnation): admitted only by a valid
+    /// response to our challenge; a challenge is answered; anything else gets it challenged.
+    private func admitStranger(_ sender: Member, envelope: Envelope, frame: Frame?, now: NetTime) -> Admission {
+        if isRetired(sender) {
+            stats.droppedStaleIncarnation += 1
+            return .dropped
+        }
+        if case let .response(challenger, cookie) = frame, challenger == me, isValidCookie(cookie, for: sender, now: now) {
+            guard promote(sender, packet: envelope.packetNumber, now: now) else {
+                stats.droppedOverload += 1
+                return .dropped
+            }
+            return .known
+        }
+        queueChallenge(sender, now: now)
+        if case .challenge = frame { return .stranger }
+        stats.droppedUnproven += 1
+        return .dropped
+    }
+
+    func evictSilentPeers(now: NetTime) {
         let horizon = 4 * config.suspectTimeoutNanoseconds
         for (id, info) in peers where now.nanoseconds(since: info.lastHeard) > horizon {
             if !members.contains(where: { $0.id == id }) { peers[id] = nil }
@@ -603,12 +676,17 @@ public final class ReliableMulticast {
             handleReport(from: sender, viewID: viewID, viewKey: viewKey, sentSeq: sentSeq, entries: entries, now: now)
         case .propose, .ack, .cut, .ready, .install:
             handleFlushFrame(frame, from: sender, now: now)
+        case let .challenge(entries):
+            handleChallenge(entries, from: sender)
+        case .response:
+            break  // a proven peer's (late or repeated) response: nothing more to learn
         }
     }
 
     /// After every input: deliver, schedule NACKs and reports, free stable messages, reconsider membership.
     private func afterInput(now: NetTime, stability: Bool = true, membership: Bool = true) {
         guard !isLeft else { return }
+        sendChallengesIfDue(now: now)
         transmitPending()
         deliverReady()
         if stability { updateStability() }
@@ -638,12 +716,12 @@ public final class ReliableMulticast {
     private func emitHeartbeat(now: NetTime) {
         stats.heartbeatsSent += 1
         let delivered: [(PeerID, UInt64)] = hasView ? members.map { ($0.id, streams[$0.id]?.delivered ?? 0) } : []
-        let statusCode: UInt8 = switch status {
-        case .joining: 0
-        case .member: 1
-        case .flushing: 2
-        case .blocked: 3
-        case .left: 4
+        let statusCode: WireStatus = switch status {
+        case .joining: .joining
+        case .member: .member
+        case .flushing: .flushing
+        case .blocked: .blocked
+        case .left: .left
         }
         emit(.heartbeat(status: statusCode, viewID: hasView ? viewID : 0, viewKey: hasView ? viewKey : 0, sentSeq: wireSeq, delivered: delivered))
         rememberSent(now: now)
@@ -912,14 +990,17 @@ public final class ReliableMulticast {
         let postponed = now.adding(nanoseconds: renackDelay(origin.id))
         var budget = Wire.nackSpanMax
         for range in ranges {
-            var seq = range.lowerBound
-            while seq <= range.upperBound, budget > 0 {
+            // Only seqs this peer could hold are looked at: a range's bounds are wire values.
+            let first = max(range.lowerBound, stream.stableFloor + 1)
+            let last = min(range.upperBound, stream.highestKnown)
+            guard first <= last else { continue }
+            for seq in first...last {
+                guard budget > 0 else { break }
                 if stream.messages[seq] != nil {
                     if repairPending.count < Self.repairPendingMax { repairPending.insert(SeqKey(origin: origin.id, seq: seq)) }
                 } else if origin != me, let due = stream.gaps[seq], due < postponed {
                     streams[origin.id]!.gaps[seq] = postponed
                 }
-                seq += 1
                 budget -= 1
             }
         }
@@ -995,7 +1076,7 @@ public final class ReliableMulticast {
 
     /// Heard recently and reporting a working (member or flushing) group.
     func isFreshPrimary(_ info: PeerInfo, now: NetTime) -> Bool {
-        isFresh(info, now: now) && info.viewID != 0 && (info.status == 1 || info.status == 2)
+        isFresh(info, now: now) && info.viewID != 0 && (info.status == .member || info.status == .flushing)
     }
 
     /// Heard recently, in this room, not leaving.
@@ -1020,5 +1101,8 @@ public final class ReliableMulticast {
         precondition(repairPending.count <= Self.repairPendingMax, "repair set bounded")
         precondition(outRepairs.count <= Self.repairPendingMax, "repair queue bounded")
         precondition(peers.count <= Self.peersMax, "peer table bounded")
+        precondition(challengeQueue.count <= Self.challengeQueueMax, "challenge queue bounded")
+        precondition(challengedAt.count <= Self.challengedRecentlyMax, "challenged table bounded")
+        precondition(retired.count <= Self.retiredMax, "retired incarnations bounded")
     }
 }

@@ -56,7 +56,8 @@ public struct NetTime: Hashable, Comparable, Sendable, CustomStringConvertible {
 /// A numbered membership view. Every member of a view sees the same sequence of
 /// views and, between two views, the same set of delivered messages.
 public struct MembershipView: Hashable, Sendable {
-    /// Increases by one (at least) with every view a peer installs.
+    /// Increases by one (at least) with every view a peer installs (a peer that abandoned its
+    /// view, `.viewAbandoned`, starts over like a fresh one: its next view may count from 1).
     public var id: UInt64
     /// The members, sorted by ID ascending.
     public var members: [PeerID]
@@ -103,6 +104,16 @@ public enum PeerNetEvent: Hashable, Sendable {
     case incompatible(peer: PeerID, version: UInt16)
     /// A member is too slow to keep up (its stability lags the send window); it may be excluded.
     case lagging(peer: PeerID)
+    /// A member of the installed view restarted under its ID: a new incarnation of `peer` proved
+    /// itself (join handshake), so the old one is dead. Its stream ends: nothing of the old
+    /// incarnation is delivered after the view change that removes it, which starts at once;
+    /// the new incarnation joins by a later view change as a new member (a `joined` entry).
+    /// Whatever the layer above queued for, or expects from, the old incarnation is void.
+    case incarnationEnded(peer: PeerID)
+    /// This peer was blocked (cut off from most of its view) for `blockedTimeoutNanoseconds` and
+    /// gave up `view`: it is joining again (the lobby), like a fresh peer; its own messages
+    /// queued while blocked are discarded. It rejoins a group it hears (or founds one).
+    case viewAbandoned(MembershipView)
 }
 
 /// How the link from one peer looks from here (for a status line). See `ReliableMulticast.linkStats`.

@@ -1,12 +1,12 @@
 import Crypto
 
-/// The PeerNet wire format, version 1. All integers big-endian.
+/// The PeerNet wire format, version 2. All integers big-endian.
 ///
 /// ```
 /// envelope (stable across versions, 38 bytes):
 ///   magic "EG" (2) | version u16 | flags u8 (bit 0: HMAC trailer) | kind u8
 ///   | room u64 (FNV-1a of the room name) | sender u64 | incarnation u64 | packet number u64
-/// body (by kind, version 1):
+/// body (by kind, version 2):
 ///   1 heartbeat: status u8 | view id u64 | view key u64 | sent seq u64 | n u8 | n × (peer u64, delivered u64)
 ///   2 data:      n u8 | n × (origin u64 | origin incarnation u64 | view id u64 | seq u64 | length u16 | payload)
 ///   3 nack:      origin u64 | origin incarnation u64 | n u8 | n × (first u64, last u64)
@@ -20,6 +20,8 @@ import Crypto
 ///   9 leave:     sent seq u64
 ///  10 report:    view id u64 | view key u64 | sent seq u64
 ///                | n u8 | n × (peer u64, delivered u64, echoed packet number u64, echo hold µs u32)
+///  11 challenge: n u8 | n × (target u64, target incarnation u64, cookie u64)
+///  12 response:  challenger u64 | challenger incarnation u64 | cookie u64
 /// trailer: CRC32 (4 bytes) over everything before it, or (flag bit 0) the first 16 bytes of
 ///   HMAC-SHA256 over everything before it, keyed by SHA-256("eggs-peernet-v1" + passphrase).
 /// ```
@@ -29,9 +31,17 @@ import Crypto
 /// bump: it is purely additive. A peer that predates it drops kind 10 as malformed (and counts
 /// it) and still frees messages by heartbeats, so the two interoperate; only its link stats
 /// stay empty. Every other kind is byte-for-byte unchanged.
+///
+/// Version 2 adds kinds 11 and 12 (the join handshake) and leaves every other kind as in
+/// version 1. It is a new version all the same: a version-1 peer cannot prove itself to a
+/// version-2 one, so each reports the other as incompatible instead of never joining silently.
+///
+/// Every field is validated before use (`decode` drops the datagram as malformed otherwise):
+/// seqs at most `seqMax`, view ids at most `viewIDMax`, ballot attempts at most `attemptMax`,
+/// no ID twice in one list, status bytes and cut flags from their enums, list lengths capped.
 enum Wire {
     static let magic: (UInt8, UInt8) = (0x45, 0x47)
-    static let version: UInt16 = 1
+    static let version: UInt16 = 2
     static let headerBytes = 38
     static let crcBytes = 4
     static let macBytes = 16
@@ -48,10 +58,32 @@ enum Wire {
     static let nackSpanMax: UInt64 = 256
     /// Entries of a report (one per member of the view).
     static let reportEntriesMax = membersMax
+    /// Sequence numbers (seqs, cuts, delivered and sent seqs, NACK bounds) above this are
+    /// malformed: no peer sends 2^48 messages, and every sum the core forms with a seq
+    /// (seq + 1, delivered + 2 × window) stays far from overflow.
+    static let seqMax: UInt64 = 1 << 48
+    /// View ids above this are malformed (a view id grows by one per view change).
+    static let viewIDMax: UInt64 = 1 << 48
+    /// Ballot attempts above this are malformed (the coordinator's next ballot is one higher).
+    static let attemptMax: UInt32 = 1 << 30
+    /// Targets of one challenge datagram.
+    static let challengeEntriesMax = 32
+}
+
+/// The status byte of a heartbeat.
+enum WireStatus: UInt8 {
+    case joining = 0, member, flushing, blocked, left
 }
 
 enum FrameKind: UInt8 {
-    case heartbeat = 1, data, nack, propose, ack, cut, ready, install, leave, report
+    case heartbeat = 1, data, nack, propose, ack, cut, ready, install, leave, report, challenge, response
+}
+
+/// One target of a challenge: `target` proves it is alive (and, with a passphrase, holds the
+/// key) by multicasting a `response` that echoes `cookie`.
+struct ChallengeEntry: Hashable {
+    var target: Member
+    var cookie: UInt64
 }
 
 struct Envelope: Hashable {
@@ -111,7 +143,7 @@ struct CutEntry: Hashable {
 }
 
 enum Frame: Hashable {
-    case heartbeat(status: UInt8, viewID: UInt64, viewKey: UInt64, sentSeq: UInt64, delivered: [(PeerID, UInt64)])
+    case heartbeat(status: WireStatus, viewID: UInt64, viewKey: UInt64, sentSeq: UInt64, delivered: [(PeerID, UInt64)])
     case data([DataItem])
     case nack(origin: Member, ranges: [ClosedRange<UInt64>])
     case propose(attempt: UInt32, baseID: UInt64, baseKey: UInt64, members: [Member])
@@ -121,6 +153,8 @@ enum Frame: Hashable {
     case install(Ballot, newViewID: UInt64)
     case leave(sentSeq: UInt64)
     case report(viewID: UInt64, viewKey: UInt64, sentSeq: UInt64, entries: [ReportEntry])
+    case challenge([ChallengeEntry])
+    case response(challenger: Member, cookie: UInt64)
 
     static func == (lhs: Frame, rhs: Frame) -> Bool { Wire.encodeBody(lhs) == Wire.encodeBody(rhs) }
     func hash(into hasher: inout Hasher) { hasher.combine(Wire.encodeBody(self)) }
@@ -145,6 +179,8 @@ enum Frame: Hashable {
         case .install: .install
         case .leave: .leave
         case .report: .report
+        case .challenge: .challenge
+        case .response: .response
         }
     }
 }
@@ -297,7 +333,7 @@ extension Wire {
     static func encodeBody(_ frame: Frame, into w: inout ByteWriter) {
         switch frame {
         case let .heartbeat(status, viewID, viewKey, sentSeq, delivered):
-            w.u8(status); w.u64(viewID); w.u64(viewKey); w.u64(sentSeq)
+            w.u8(status.rawValue); w.u64(viewID); w.u64(viewKey); w.u64(sentSeq)
             w.count(delivered.count)
             for (peer, seq) in delivered { w.u64(peer.raw); w.u64(seq) }
         case let .data(items):
@@ -332,6 +368,11 @@ extension Wire {
             w.u64(viewID); w.u64(viewKey); w.u64(sentSeq)
             w.count(entries.count)
             for e in entries { w.u64(e.peer.raw); w.u64(e.delivered); w.u64(e.echoPacket); w.u32(e.echoHoldMicroseconds) }
+        case let .challenge(entries):
+            w.count(entries.count)
+            for e in entries { w.u64(e.target.id.raw); w.u64(e.target.incarnation); w.u64(e.cookie) }
+        case let .response(challenger, cookie):
+            w.u64(challenger.id.raw); w.u64(challenger.incarnation); w.u64(cookie)
         }
     }
 
@@ -381,14 +422,16 @@ extension Wire {
     private static func decodeBody(_ kind: FrameKind, _ c: inout ByteCursor) -> Frame? {
         switch kind {
         case .heartbeat:
-            guard let status = c.u8(), let viewID = c.u64(), let viewKey = c.u64(), let sentSeq = c.u64(),
+            guard let raw = c.u8(), let status = WireStatus(rawValue: raw), let viewID = c.u64(), viewID <= viewIDMax,
+                  let viewKey = c.u64(), let sentSeq = c.u64(), sentSeq <= seqMax,
                   let pairs = decodePairs(&c) else { return nil }
             return .heartbeat(status: status, viewID: viewID, viewKey: viewKey, sentSeq: sentSeq, delivered: pairs)
         case .data:
             guard let n = c.count(max: itemsPerDatagramMax), n > 0 else { return nil }
             var items: [DataItem] = []
             for _ in 0..<n {
-                guard let origin = c.u64(), let inc = c.u64(), let viewID = c.u64(), let seq = c.u64(), seq > 0,
+                guard let origin = c.u64(), let inc = c.u64(), let viewID = c.u64(), viewID <= viewIDMax,
+                      let seq = c.u64(), seq > 0, seq <= seqMax,
                       let length = c.u16(), let payload = c.bytes(Int(length)) else { return nil }
                 items.append(DataItem(origin: Member(id: PeerID(origin), incarnation: inc), viewID: viewID, seq: seq, payload: payload))
             }
@@ -397,47 +440,66 @@ extension Wire {
             guard let origin = c.u64(), let inc = c.u64(), let n = c.count(max: nackRangesMax) else { return nil }
             var ranges: [ClosedRange<UInt64>] = []
             for _ in 0..<n {
-                guard let first = c.u64(), let last = c.u64(), first >= 1, first <= last else { return nil }
+                guard let first = c.u64(), let last = c.u64(), first >= 1, first <= last, last <= seqMax else { return nil }
                 ranges.append(first...last)
             }
             return .nack(origin: Member(id: PeerID(origin), incarnation: inc), ranges: ranges)
         case .propose:
-            guard let attempt = c.u32(), let baseID = c.u64(), let baseKey = c.u64(),
-                  let members = decodeMembers(&c), !members.isEmpty else { return nil }
+            guard let attempt = c.u32(), attempt <= attemptMax, let baseID = c.u64(), baseID <= viewIDMax,
+                  let baseKey = c.u64(), let members = decodeMembers(&c), !members.isEmpty else { return nil }
             return .propose(attempt: attempt, baseID: baseID, baseKey: baseKey, members: members)
         case .ack:
-            guard let attempt = c.u32(), let coordinator = c.u64(), let viewID = c.u64(), let viewKey = c.u64(),
-                  let ownSeq = c.u64(), let pairs = decodePairs(&c) else { return nil }
+            guard let attempt = c.u32(), attempt <= attemptMax, let coordinator = c.u64(),
+                  let viewID = c.u64(), viewID <= viewIDMax, let viewKey = c.u64(),
+                  let ownSeq = c.u64(), ownSeq <= seqMax, let pairs = decodePairs(&c) else { return nil }
             return .ack(Ballot(attempt: attempt, coordinator: PeerID(coordinator)), viewID: viewID, viewKey: viewKey, ownSeq: ownSeq, holdings: pairs)
         case .cut:
-            guard let attempt = c.u32(), let baseID = c.u64(), let baseKey = c.u64(), let newViewID = c.u64(),
+            guard let attempt = c.u32(), attempt <= attemptMax, let baseID = c.u64(), baseID <= viewIDMax,
+                  let baseKey = c.u64(), let newViewID = c.u64(), newViewID > baseID, newViewID <= viewIDMax,
                   let n = c.count(max: cutEntriesMax) else { return nil }
             var entries: [CutEntry] = []
+            var ids: Set<PeerID> = []
             for _ in 0..<n {
-                guard let id = c.u64(), let inc = c.u64(), let cut = c.u64(), let flags = c.u8(), flags & ~3 == 0 else { return nil }
+                guard let id = c.u64(), let inc = c.u64(), let cut = c.u64(), cut <= seqMax,
+                      let flags = c.u8(), flags & ~3 == 0, flags != 0, ids.insert(PeerID(id)).inserted else { return nil }
                 entries.append(CutEntry(member: Member(id: PeerID(id), incarnation: inc), cut: cut, inBase: flags & 1 != 0, inNew: flags & 2 != 0))
             }
             guard entries.contains(where: \.inNew), entries.filter(\.inNew).count <= membersMax else { return nil }
             return .cut(attempt: attempt, baseID: baseID, baseKey: baseKey, newViewID: newViewID, entries: entries)
         case .ready:
-            guard let attempt = c.u32(), let coordinator = c.u64() else { return nil }
+            guard let attempt = c.u32(), attempt <= attemptMax, let coordinator = c.u64() else { return nil }
             return .ready(Ballot(attempt: attempt, coordinator: PeerID(coordinator)))
         case .install:
-            guard let attempt = c.u32(), let coordinator = c.u64(), let newViewID = c.u64() else { return nil }
+            guard let attempt = c.u32(), attempt <= attemptMax, let coordinator = c.u64(),
+                  let newViewID = c.u64(), newViewID <= viewIDMax else { return nil }
             return .install(Ballot(attempt: attempt, coordinator: PeerID(coordinator)), newViewID: newViewID)
         case .leave:
-            guard let sentSeq = c.u64() else { return nil }
+            guard let sentSeq = c.u64(), sentSeq <= seqMax else { return nil }
             return .leave(sentSeq: sentSeq)
         case .report:
-            guard let viewID = c.u64(), let viewKey = c.u64(), let sentSeq = c.u64(),
+            guard let viewID = c.u64(), viewID <= viewIDMax, let viewKey = c.u64(), let sentSeq = c.u64(), sentSeq <= seqMax,
                   let n = c.count(max: reportEntriesMax) else { return nil }
             var entries: [ReportEntry] = []
             entries.reserveCapacity(n)
             for _ in 0..<n {
-                guard let peer = c.u64(), let delivered = c.u64(), let echo = c.u64(), let hold = c.u32() else { return nil }
+                guard let peer = c.u64(), let delivered = c.u64(), delivered <= seqMax, let echo = c.u64(), let hold = c.u32(),
+                      !entries.contains(where: { $0.peer.raw == peer }) else { return nil }
                 entries.append(ReportEntry(peer: PeerID(peer), delivered: delivered, echoPacket: echo, echoHoldMicroseconds: hold))
             }
             return .report(viewID: viewID, viewKey: viewKey, sentSeq: sentSeq, entries: entries)
+        case .challenge:
+            guard let n = c.count(max: challengeEntriesMax), n > 0 else { return nil }
+            var entries: [ChallengeEntry] = []
+            for _ in 0..<n {
+                guard let id = c.u64(), let inc = c.u64(), let cookie = c.u64() else { return nil }
+                let target = Member(id: PeerID(id), incarnation: inc)
+                guard !entries.contains(where: { $0.target == target }) else { return nil }
+                entries.append(ChallengeEntry(target: target, cookie: cookie))
+            }
+            return .challenge(entries)
+        case .response:
+            guard let id = c.u64(), let inc = c.u64(), let cookie = c.u64() else { return nil }
+            return .response(challenger: Member(id: PeerID(id), incarnation: inc), cookie: cookie)
         }
     }
 
@@ -445,7 +507,7 @@ extension Wire {
         guard let n = c.count(max: membersMax) else { return nil }
         var pairs: [(PeerID, UInt64)] = []
         for _ in 0..<n {
-            guard let peer = c.u64(), let seq = c.u64() else { return nil }
+            guard let peer = c.u64(), let seq = c.u64(), seq <= seqMax, !pairs.contains(where: { $0.0.raw == peer }) else { return nil }
             pairs.append((PeerID(peer), seq))
         }
         return pairs
@@ -455,7 +517,7 @@ extension Wire {
         guard let n = c.count(max: membersMax) else { return nil }
         var members: [Member] = []
         for _ in 0..<n {
-            guard let peer = c.u64(), let inc = c.u64() else { return nil }
+            guard let peer = c.u64(), let inc = c.u64(), !members.contains(where: { $0.id.raw == peer }) else { return nil }
             members.append(Member(id: PeerID(peer), incarnation: inc))
         }
         return members

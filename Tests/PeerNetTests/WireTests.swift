@@ -12,7 +12,7 @@ struct WireTests {
     }
 
     static let samples: [Frame] = [
-        .heartbeat(status: 1, viewID: 3, viewKey: 0xDEAD, sentSeq: 12, delivered: [(PeerID(1), UInt64(5)), (PeerID(0xABCD), UInt64(12))]),
+        .heartbeat(status: .member, viewID: 3, viewKey: 0xDEAD, sentSeq: 12, delivered: [(PeerID(1), UInt64(5)), (PeerID(0xABCD), UInt64(12))]),
         .data([
             DataItem(origin: Member(id: PeerID(1), incarnation: 2), viewID: 3, seq: 4, payload: [1, 2, 3]),
             DataItem(origin: Member(id: PeerID(9), incarnation: 1), viewID: 3, seq: 1, payload: []),
@@ -46,10 +46,10 @@ struct WireTests {
         }
     }
 
-    @Test("wire: the header starts with magic EG and version 1, big-endian")
+    @Test("wire: the header starts with magic EG and version 2, big-endian")
     func headerLayout() {
         let bytes = Wire.encode(.leave(sentSeq: 1), envelope: Self.envelope(.leave), auth: Self.crc)
-        #expect(Array(bytes.prefix(4)) == [0x45, 0x47, 0x00, 0x01])
+        #expect(Array(bytes.prefix(4)) == [0x45, 0x47, 0x00, 0x02])
         #expect(bytes[5] == FrameKind.leave.rawValue)
         #expect(bytes.count == Wire.headerBytes + 8 + Wire.crcBytes)
     }
@@ -106,14 +106,14 @@ struct WireTests {
     func versionMismatch() {
         let core = ReliableMulticast(config: PeerNetConfig(peerID: PeerID(1)), now: .zero)
         for packet in UInt64(1)...3 {
-            var env = Self.envelope(.heartbeat, version: 2)
+            var env = Self.envelope(.heartbeat, version: 3)
             env.packetNumber = packet
-            let hb = Frame.heartbeat(status: 0, viewID: 0, viewKey: 0, sentSeq: 0, delivered: [])
+            let hb = Frame.heartbeat(status: .joining, viewID: 0, viewKey: 0, sentSeq: 0, delivered: [])
             core.handleDatagram(Wire.encode(hb, envelope: env, auth: Self.crc), now: .zero)
         }
         var events: [PeerNetEvent] = []
         while let e = core.pollEvent() { events.append(e) }
-        #expect(events == [.incompatible(peer: PeerID(0xABCD), version: 2)])
+        #expect(events == [.incompatible(peer: PeerID(0xABCD), version: 3)])
         #expect(core.stats.droppedWrongVersion == 3)
         #expect(core.stats.datagramsAccepted == 0)
         core.handleTimeout(now: .milliseconds(2000))
@@ -193,22 +193,51 @@ struct FuzzTests {
         #expect(network.runUntilConverged(timeoutNanoseconds: 10 * seconds))
     }
 
-    @Test("incarnation: once a newer incarnation of a peer is heard, datagrams of the older one are dropped and counted")
+    @Test("incarnation: a sender is heard only once it answered a challenge; a proven new incarnation (any number) retires the old one")
     func staleIncarnation() {
         let core = ReliableMulticast(config: PeerNetConfig(peerID: PeerID(1)), now: .zero)
-        func heartbeat(of incarnation: UInt64) -> [UInt8] {
+        func peer(_ incarnation: UInt64) -> ReliableMulticast {
             let peer = ReliableMulticast(config: PeerNetConfig(peerID: PeerID(2), incarnation: incarnation), now: .zero)
             peer.handleTimeout(now: .zero)
-            return peer.pollTransmit()!
+            return peer
         }
-        let old = heartbeat(of: 3)
-        core.handleDatagram(heartbeat(of: 4), now: .zero)
-        core.handleDatagram(old, now: .zero)
-        #expect(core.stats.datagramsAccepted == 1)
-        #expect(core.stats.droppedStaleIncarnation == 1)
-        core.handleDatagram(heartbeat(of: 4), now: .zero)
-        #expect(core.stats.droppedReplayed == 1, "the same packet number of the same incarnation is a replay")
+        /// Hands everything each side sends to the other until both are quiet.
+        var now = NetTime.zero
+        func exchange(_ a: ReliableMulticast, _ b: ReliableMulticast) {
+            for _ in 0..<10 {
+                now = now.adding(milliseconds: 10)
+                a.handleTimeout(now: now)
+                b.handleTimeout(now: now)
+                while let d = a.pollTransmit() { b.handleDatagram(d, now: now) }
+                while let d = b.pollTransmit() { a.handleDatagram(d, now: now) }
+            }
+        }
+        let old = peer(5)
+        let oldHeartbeat = old.pollTransmit()!
+        core.handleDatagram(oldHeartbeat, now: now)
+        #expect(core.stats.droppedUnproven == 1, "not proven yet")
+        #expect(core.peers[PeerID(2)] == nil)
+        exchange(core, old)
+        #expect(core.peers[PeerID(2)]?.incarnation == 5)
+        // Restarted with a smaller number (the clock stepped back): proven all the same.
+        let new = peer(3)
+        exchange(core, new)
+        #expect(core.peers[PeerID(2)]?.incarnation == 3)
+        let before = core.stats.droppedStaleIncarnation
+        core.handleDatagram(oldHeartbeat, now: now)
+        #expect(core.stats.droppedStaleIncarnation == before + 1, "the old incarnation is stale for good")
+        let newHeartbeat = Wire.encode(
+            .heartbeat(status: .joining, viewID: 0, viewKey: 0, sentSeq: 0, delivered: []),
+            envelope: Envelope(version: Wire.version, kind: FrameKind.heartbeat.rawValue, room: Self.roomHash,
+                               sender: PeerID(2), incarnation: 3, packetNumber: 1000),
+            auth: Authenticator(passphrase: nil))
+        core.handleDatagram(newHeartbeat, now: now)
+        let replayed = core.stats.droppedReplayed
+        core.handleDatagram(newHeartbeat, now: now)
+        #expect(core.stats.droppedReplayed == replayed + 1, "the same packet number of the same incarnation is a replay")
     }
+
+    static let roomHash = FNV1a.hash(Array("eggs".utf8))
 
     @Test("passphrase: datagrams without an HMAC, or with a wrong one, are dropped and counted; the group works with it")
     func passphrase() {

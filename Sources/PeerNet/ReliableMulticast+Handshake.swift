@@ -1,0 +1,147 @@
+/// The join handshake of `ReliableMulticast`: a sender enters the peer table only after it
+/// answered a fresh challenge.
+///
+/// A datagram from a sender this peer does not know (an unknown ID, or a known ID under
+/// another incarnation) is not acted upon: it is counted (`droppedUnproven`) and its sender
+/// is queued for a challenge. Challenges go out in batches (`challenge`: up to 32 targets, one
+/// datagram at most every `challengeSpacingNanoseconds`, a target at most once every
+/// `rechallengeNanoseconds`); each names the target's ID and incarnation and a cookie. The
+/// target answers with a `response` echoing the cookie and naming the challenger's ID and
+/// incarnation. The cookie is a keyed hash of (target, time epoch) under a secret of this
+/// incarnation: the challenger keeps no state per candidate, so a storm of fake IDs costs it
+/// nothing but the bounded challenge batches, and can crowd out nobody. A response is valid for
+/// one to two `cookieEpochNanoseconds`, only for this incarnation of the challenger; with a
+/// passphrase it is authenticated like every datagram. So a replay (of this session or an
+/// earlier one, whose challenger incarnations differ), a forged ID or a peer heard once and
+/// gone never gets past it, and never becomes a candidate for a view.
+///
+/// A proven new incarnation of a known ID replaces the old one at once, whatever the two
+/// incarnation numbers: the old incarnation is dead (`retired`: its datagrams are dropped as
+/// stale from then on), counts toward no majority, and if it was a member `.incarnationEnded`
+/// is reported; the view change that removes it follows at once.
+///
+/// Members of a view this peer installs are vouched for by the cut (they were proven by the
+/// coordinator) and enter the peer table without a handshake of their own.
+extension ReliableMulticast {
+    /// Targets queued for the next challenge datagram (also the cap of one datagram).
+    static let challengeQueueMax = Wire.challengeEntriesMax
+    /// Recently challenged candidates remembered (to challenge each at most every `rechallengeNanoseconds`).
+    static let challengedRecentlyMax = 128
+    static let rechallengeNanoseconds: UInt64 = 100_000_000
+    static let challengeSpacingNanoseconds: UInt64 = 10_000_000
+    /// A cookie is valid in the epoch it was made and the next one.
+    static let cookieEpochNanoseconds: UInt64 = 2_000_000_000
+    /// Responses sent per heartbeat interval at most (challenges naming us can be replayed or forged).
+    static let responsesPerIntervalMax = 64
+    /// Superseded incarnations remembered (their datagrams are stale).
+    static let retiredMax = 64
+
+    /// The cookie for `target` in `epoch`: a keyed hash under this incarnation's secret.
+    func cookie(for target: Member, epoch: UInt64) -> UInt64 {
+        var w = ByteWriter(capacity: 32)
+        w.u64(cookieSecret)
+        w.u64(epoch)
+        w.u64(target.id.raw)
+        w.u64(target.incarnation)
+        return FNV1a.hash(w.bytes, seed: cookieSecret ^ 0x9E37_79B9_7F4A_7C15)
+    }
+
+    func isValidCookie(_ value: UInt64, for target: Member, now: NetTime) -> Bool {
+        let epoch = now.nanoseconds / Self.cookieEpochNanoseconds
+        if cookie(for: target, epoch: epoch) == value { return true }
+        return epoch > 0 && cookie(for: target, epoch: epoch - 1) == value
+    }
+
+    /// Some sender was challenged within the last `rechallengeNanoseconds` (or is queued) and
+    /// has not answered yet: a fresh peer waits a little before founding a group without it.
+    func handshakesPending(now: NetTime) -> Bool {
+        !challengeQueue.isEmpty || challengedAt.values.contains { now.nanoseconds(since: $0) < Self.rechallengeNanoseconds }
+    }
+
+    /// Whether `m` is an incarnation that a newer proven one superseded.
+    func isRetired(_ m: Member) -> Bool { retired.contains(m) }
+
+    /// Queues `candidate` for a challenge (bounded; a full queue drops it: it is heard again).
+    func queueChallenge(_ candidate: Member, now: NetTime) {
+        guard !isLeft, candidate.id != me.id else { return }
+        if let at = challengedAt[candidate], now.nanoseconds(since: at) < Self.rechallengeNanoseconds { return }
+        guard challengeQueue.count < Self.challengeQueueMax, !challengeQueue.contains(candidate) else { return }
+        challengeQueue.append(candidate)
+        let earliest = lastChallengeSentAt.map { $0.adding(nanoseconds: Self.challengeSpacingNanoseconds) } ?? now
+        challengeAt = max(earliest, now)
+    }
+
+    /// Sends the queued challenges in one datagram when due.
+    func sendChallengesIfDue(now: NetTime) {
+        guard let at = challengeAt, now >= at else { return }
+        challengeAt = nil
+        guard !challengeQueue.isEmpty, !isLeft else { return }
+        let epoch = now.nanoseconds / Self.cookieEpochNanoseconds
+        let entries = challengeQueue.map { ChallengeEntry(target: $0, cookie: cookie(for: $0, epoch: epoch)) }
+        challengeQueue.removeAll(keepingCapacity: true)
+        if challengedAt.count + entries.count > Self.challengedRecentlyMax {
+            challengedAt = challengedAt.filter { now.nanoseconds(since: $0.value) < Self.rechallengeNanoseconds }
+            if challengedAt.count + entries.count > Self.challengedRecentlyMax { challengedAt.removeAll() }
+        }
+        for e in entries { challengedAt[e.target] = now }
+        lastChallengeSentAt = now
+        stats.challengesSent += 1
+        emit(.challenge(entries))
+    }
+
+    /// Answers every entry naming this incarnation (within the response budget).
+    func handleChallenge(_ entries: [ChallengeEntry], from challenger: Member) {
+        for e in entries where e.target == me {
+            guard responsesThisInterval < Self.responsesPerIntervalMax else {
+                stats.responsesSuppressed += 1
+                return
+            }
+            responsesThisInterval += 1
+            stats.responsesSent += 1
+            emit(.response(challenger: challenger, cookie: e.cookie))
+        }
+    }
+
+    /// Admits a sender that proved itself: a new entry of the peer table, replacing (and
+    /// retiring) another incarnation of the same ID. `false` when the table has no room.
+    func promote(_ m: Member, packet: UInt64, now: NetTime) -> Bool {
+        if let old = peers[m.id] {
+            retire(Member(id: m.id, incarnation: old.incarnation))
+        } else if peers.count >= Self.peersMax {
+            evictSilentPeers(now: now)
+            guard peers.count < Self.peersMax else { return false }
+        }
+        var info = PeerInfo(incarnation: m.incarnation, lastHeard: now)
+        _ = info.acceptPacket(packet)
+        peers[m.id] = info
+        challengedAt[m] = nil
+        stats.peersProven += 1
+        return true
+    }
+
+    /// `old` is dead: remembered as stale; reported when it is a member of the installed view.
+    func retire(_ old: Member) {
+        guard !retired.contains(old) else { return }
+        if retired.count >= Self.retiredMax { retired.removeFirst() }
+        retired.append(old)
+        if members.contains(old) { events.append(.incarnationEnded(peer: old.id)) }
+    }
+
+    /// Members of a newly installed view that this peer never heard enter the peer table:
+    /// the coordinator proved them.
+    func vouch(for newMembers: [Member], now: NetTime) {
+        for m in newMembers where m != me && peers[m.id] == nil && !isRetired(m) {
+            guard peers.count < Self.peersMax else { evictSilentPeers(now: now); continue }
+            peers[m.id] = PeerInfo(incarnation: m.incarnation, lastHeard: now)
+        }
+    }
+
+    /// A member that announced `leave`, or whose ID a newer incarnation proved since: gone for
+    /// good, it counts toward no majority.
+    func isGone(_ m: Member) -> Bool {
+        guard m != me else { return false }
+        if isRetired(m) { return true }
+        guard let info = peers[m.id], info.incarnation == m.incarnation else { return false }
+        return info.left
+    }
+}
