@@ -36,9 +36,11 @@ final class BotPeer {
         let (match, _, view) = peer.snapshot()
         let othersInView = view.members.contains(peer.id) && view.members.count > 1
         // Progress is expected in a match, once ready with the players there, and while
-        // waiting for the room's state from the others.
-        let expects = match.match != nil || (match.isReady && match.playersInView >= playersWanted)
-            || (!match.isSynced && othersInView)
+        // waiting for the room's state from the others; not while PeerNet is blocked (cut off
+        // from most of the view: the others are not there), which PeerNet itself bounds by
+        // giving the view up (then this peer is back in the lobby, see `MatchPeer`).
+        let expects = (match.match != nil || (match.isReady && match.playersInView >= playersWanted)
+            || (!match.isSynced && othersInView)) && peer.status() != .blocked
         return StallWatch.Sample(inGroup: othersInView, expectsProgress: expects && !isDone,
                                  progress: UInt64(match.stats.delivered))
     }

@@ -247,3 +247,45 @@ struct MatchPeerQueueTests {
         #expect(views == Array(1...20))
     }
 }
+
+@Suite("MatchPeer when PeerNet gives up its view")
+struct ViewAbandonedTests {
+    @Test("a peer whose view PeerNet gave up (blocked too long) ends its part of the match, is back in the lobby, and takes a snapshot in the group it rejoins")
+    func abandonedViewEndsTheMatchHere() {
+        let a = PeerID(0x1000), b = PeerID(0x2000)
+        let room = HandRoom()
+        room.add(a)
+        room.add(b)
+        let first = MembershipView(id: 1, members: [a, b], joined: [a, b], key: 7)
+        room.install(first, at: [a, b])
+        for id in [a, b] { room.peers[id]!.setReady(settings: MatchPeerQueueTests.settings, wantsToPlay: true); room.drain(id) }
+        var ticks = 0
+        while (room.peers[a]!.owner?.grid.pairsSpawned ?? 0) < 4 && ticks < 10_000 {
+            room.tick([a, b], deliverTo: [a, b])
+            ticks += 1
+        }
+        #expect(room.peers[a]!.match != nil)
+        // b is gone; a, the lower ID of two, is blocked, and PeerNet gives the view up.
+        room.audience[a] = nil
+        for _ in 0..<60 { room.tick([a], deliverTo: []) }
+        room.peers[a]!.handle(.viewAbandoned(first), now: room.now)
+        room.drain(a)
+        let peer = room.peers[a]!
+        #expect(peer.match == nil && peer.owner == nil && !peer.isSynced && peer.view == nil)
+        #expect(peer.pendingSendCount == 0, "nothing about the dropped state is left to send")
+        #expect(room.events[a]!.contains { if case .matchOver(nil, _) = $0 { true } else { false } })
+        // b restarted and founded a group; a joins it and takes b's snapshot.
+        room.add(b)
+        room.install(MembershipView(id: 1, members: [b], joined: [b], key: 9), at: [b])
+        room.audience[a] = [a, b]
+        room.install(MembershipView(id: 2, members: [a, b], joined: [a], key: 10), at: [b, a])
+        room.deliverAll(to: [a, b])
+        #expect(room.peers[a]!.isSynced && room.peers[a]!.nextGame == room.peers[b]!.nextGame)
+        #expect(room.events[a]!.contains(.synced(fromSnapshot: true)))
+        for id in [a, b] { room.peers[id]!.setReady(settings: MatchPeerQueueTests.settings, wantsToPlay: true); room.drain(id) }
+        for _ in 0..<600 { room.tick([a, b], deliverTo: [a, b]) }
+        let started = room.events[a]!.filter { if case .matchStarted = $0 { true } else { false } }.count
+        #expect(started == 2, "a new match of both: \(room.events[a]!.suffix(8)) \(room.events[b]!.suffix(8))")
+        #expect(room.desyncs.isEmpty, "\(room.desyncs.prefix(2))")
+    }
+}
