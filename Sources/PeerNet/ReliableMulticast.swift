@@ -140,80 +140,6 @@ public final class ReliableMulticast {
         }
     }
 
-    struct PeerInfo {
-        var incarnation: UInt64
-        var lastHeard: NetTime
-        var viewID: UInt64 = 0
-        var viewKey: UInt64 = 0
-        /// The status its last heartbeat announced.
-        var status = WireStatus.joining
-        var left = false
-        var packetHighest: UInt64 = 0
-        var packetBitmap: UInt64 = 0
-        /// Since when this member of our view reports an older view than ours.
-        var staleViewSince: NetTime?
-        /// The last heartbeat or report heard from this peer (echoed in our reports).
-        var echoPacket: UInt64 = 0
-        var echoHeardAt = NetTime.zero
-        /// The highest of our packets this peer echoed that gave an RTT sample.
-        var echoSampled: UInt64 = 0
-        var rttSmoothed: UInt64?
-        /// Mean deviation of the RTT samples (gain 1/4).
-        var rttVariation: UInt64 = 0
-        var rttMin: UInt64?
-        var rttLatest: UInt64?
-        /// Packet numbers of this peer we expected (the highest advanced over them) and received,
-        /// both halved when `packetsExpected` reaches `lossWindowPackets`: a sliding loss estimate.
-        var packetsExpected: UInt64 = 0
-        var packetsReceived: UInt64 = 0
-
-        static let lossWindowPackets: UInt64 = 512
-
-        /// Sliding-window replay check (64 packets behind the highest); counts for the loss estimate.
-        mutating func acceptPacket(_ pn: UInt64) -> Bool {
-            if pn > packetHighest {
-                let shift = pn - packetHighest
-                packetBitmap = shift >= 64 ? 0 : packetBitmap << shift
-                if shift <= 64, packetHighest > 0 { packetBitmap |= 1 << (shift - 1) }
-                // The first packet heard says nothing about the ones before it.
-                packetsExpected += packetHighest == 0 ? 1 : min(shift, Self.lossWindowPackets)
-                packetHighest = pn
-                countReceived()
-                return true
-            }
-            let diff = packetHighest - pn
-            guard diff > 0, diff <= 64 else { return false }
-            let bit: UInt64 = 1 << (diff - 1)
-            guard packetBitmap & bit == 0 else { return false }
-            packetBitmap |= bit
-            countReceived()
-            return true
-        }
-
-        private mutating func countReceived() {
-            packetsReceived = min(packetsReceived + 1, packetsExpected)
-            if packetsExpected >= Self.lossWindowPackets {
-                packetsExpected /= 2
-                packetsReceived /= 2
-            }
-        }
-
-        /// One round-trip sample: smoothed like RFC 6298 (gains 1/8 and 1/4), plus the minimum and latest.
-        mutating func addRoundTrip(_ sample: UInt64) {
-            let sample = min(sample, ReliableMulticast.rttSampleMaxNanoseconds)
-            rttLatest = sample
-            rttMin = min(rttMin ?? sample, sample)
-            if let srtt = rttSmoothed {
-                let deviation = srtt > sample ? srtt - sample : sample - srtt
-                rttVariation = (rttVariation * 3 + deviation) / 4
-                rttSmoothed = (srtt * 7 + sample) / 8
-            } else {
-                rttVariation = sample / 2
-                rttSmoothed = sample
-            }
-        }
-    }
-
     struct CutInfo {
         var newViewID: UInt64
         var entries: [CutEntry]
@@ -323,8 +249,9 @@ public final class ReliableMulticast {
     /// A view change this peer coordinated was given up (someone did not answer): members may
     /// be frozen in it, so a new one runs even if the membership looks unchanged.
     var flushAbandoned = false
-    /// Since when this peer is blocked (non-primary), while it is.
-    var blockedSince: NetTime?
+    /// Since when this peer is blocked (non-primary, `.blocked`), while it is: a UI can show
+    /// how long it has been cut off; at `blockedTimeoutNanoseconds` it gives up the view.
+    public internal(set) var blockedSince: NetTime?
 
     // Join handshake (ReliableMulticast+Handshake.swift).
     /// Secret of this incarnation behind the challenge cookies.
@@ -573,94 +500,7 @@ public final class ReliableMulticast {
         afterInput(now: now)
     }
 
-    // MARK: - Admission of a datagram
-
-    private func countDrop(_ reason: DropReason) {
-        switch reason {
-        case .truncated: stats.droppedTruncated += 1
-        case .oversized: stats.droppedOversized += 1
-        case .malformed: stats.droppedMalformed += 1
-        case .badChecksum: stats.droppedBadChecksum += 1
-        case .unauthenticated: stats.droppedUnauthenticated += 1
-        case .foreignRoom: stats.droppedForeignRoom += 1
-        case let .wrongVersion(sender, version):
-            stats.droppedWrongVersion += 1
-            if sender != me.id, !incompatibleReported.contains(sender),
-               incompatibleReported.count < Self.incompatibleReportedMax {
-                incompatibleReported.insert(sender)
-                events.append(.incompatible(peer: sender, version: version))
-            }
-        }
-    }
-
-    enum Admission: Equatable {
-        /// Counted in a `dropped…` counter (or as loopback).
-        case dropped
-        /// A proven peer (or one that just proved itself with this datagram): act on it.
-        case known
-        /// Not proven: only a challenge it carries is answered.
-        case stranger
-    }
-
-    /// Identity, incarnation, handshake and replay checks; updates the peer table.
-    private func admit(_ envelope: Envelope, frame: Frame?, now: NetTime) -> Admission {
-        if envelope.sender == me.id {
-            if envelope.incarnation == me.incarnation {
-                stats.datagramsLoopback += 1
-            } else {
-                stats.droppedStaleIncarnation += 1
-            }
-            return .dropped
-        }
-        let sender = Member(id: envelope.sender, incarnation: envelope.incarnation)
-        guard var info = peers[envelope.sender], info.incarnation == envelope.incarnation else {
-            return admitStranger(sender, envelope: envelope, frame: frame, now: now)
-        }
-        guard info.acceptPacket(envelope.packetNumber) else {
-            stats.droppedReplayed += 1
-            if now.nanoseconds(since: info.lastHeard) > config.suspectTimeoutNanoseconds {
-                // Everything it sent for a suspect timeout looked old (e.g. a forged packet number
-                // far ahead): forget it; it proves itself afresh, its window starting anew.
-                peers[envelope.sender] = nil
-                queueChallenge(sender, now: now)
-            } else {
-                peers[envelope.sender] = info
-            }
-            return .dropped
-        }
-        info.lastHeard = max(info.lastHeard, now)
-        peers[envelope.sender] = info
-        return .known
-    }
-
-    /// A sender not in the peer table (or in another incarnation): admitted only by a valid
-    /// response to our challenge; a challenge is answered; anything else gets it challenged.
-    private func admitStranger(_ sender: Member, envelope: Envelope, frame: Frame?, now: NetTime) -> Admission {
-        if isRetired(sender) {
-            stats.droppedStaleIncarnation += 1
-            return .dropped
-        }
-        if case let .response(challenger, cookie) = frame, challenger == me, isValidCookie(cookie, for: sender, now: now) {
-            guard promote(sender, packet: envelope.packetNumber, now: now) else {
-                stats.droppedOverload += 1
-                return .dropped
-            }
-            return .known
-        }
-        queueChallenge(sender, now: now)
-        if case .challenge = frame { return .stranger }
-        stats.droppedUnproven += 1
-        return .dropped
-    }
-
-    func evictSilentPeers(now: NetTime) {
-        let horizon = 4 * config.suspectTimeoutNanoseconds
-        for (id, info) in peers where now.nanoseconds(since: info.lastHeard) > horizon {
-            if !members.contains(where: { $0.id == id }) { peers[id] = nil }
-        }
-    }
-
-    private func dispatch(_ frame: Frame, from sender: Member, now: NetTime) {
+    func dispatch(_ frame: Frame, from sender: Member, now: NetTime) {
         switch frame {
         case let .heartbeat(status, viewID, viewKey, sentSeq, delivered):
             peers[sender.id]?.status = status
@@ -684,7 +524,7 @@ public final class ReliableMulticast {
     }
 
     /// After every input: deliver, schedule NACKs and reports, free stable messages, reconsider membership.
-    private func afterInput(now: NetTime, stability: Bool = true, membership: Bool = true) {
+    func afterInput(now: NetTime, stability: Bool = true, membership: Bool = true) {
         guard !isLeft else { return }
         sendChallengesIfDue(now: now)
         transmitPending()
@@ -713,7 +553,7 @@ public final class ReliableMulticast {
         outControl.append(encode(frame))
     }
 
-    private func emitHeartbeat(now: NetTime) {
+    func emitHeartbeat(now: NetTime) {
         stats.heartbeatsSent += 1
         let delivered: [(PeerID, UInt64)] = hasView ? members.map { ($0.id, streams[$0.id]?.delivered ?? 0) } : []
         let statusCode: WireStatus = switch status {
@@ -730,72 +570,8 @@ public final class ReliableMulticast {
     }
 
     /// Records the send time of the datagram just encoded, for matching echoes of it.
-    private func rememberSent(now: NetTime) {
+    func rememberSent(now: NetTime) {
         echoRing[Int(packetNumber % UInt64(Self.echoRingSize))] = (packetNumber, now)
-    }
-
-    // MARK: - Stability reports
-
-    /// Sends a report at once when a stream advanced by a quarter of the window since the last
-    /// one (so senders' windows free continuously under load). After own sends, schedules one
-    /// `stabilityReportDelay` later: its sent seq lets receivers notice a lost *last* message
-    /// without waiting for a heartbeat (a tail-loss probe). Otherwise heartbeats report.
-    private func considerReport(now: NetTime) {
-        guard status == .member, members.count > 1 else { return }
-        let step = UInt64(max(1, config.windowSizeMax / 4))
-        for m in members {
-            guard let stream = streams[m.id] else { continue }
-            if stream.delivered >= stream.reportedDelivered + step { return emitReport(now: now) }
-        }
-        // Re-armed by every send: a steady sender's next message reveals gaps; the probe
-        // fires only once the sender went quiet.
-        if let stream = streams[me.id],
-           stream.delivered > max(stream.reportedDelivered, probeArmedSeq) {
-            probeArmedSeq = stream.delivered
-            reportAt = now.adding(nanoseconds: config.stabilityReportDelayNanoseconds)
-        }
-    }
-
-    /// Multicasts this peer's delivered vector, its sent seq and an echo per member.
-    private func emitReport(now: NetTime) {
-        reportAt = nil
-        guard hasView, status == .member || status == .flushing else { return }
-        var entries: [ReportEntry] = []
-        entries.reserveCapacity(members.count)
-        for m in members {
-            let delivered = streams[m.id]?.delivered ?? 0
-            streams[m.id]?.reportedDelivered = delivered
-            let info = m == me ? nil : peers[m.id]
-            let hold = info.map { now.nanoseconds(since: $0.echoHeardAt) / 1000 } ?? 0
-            entries.append(ReportEntry(
-                peer: m.id, delivered: delivered, echoPacket: info?.echoPacket ?? 0,
-                echoHoldMicroseconds: UInt32(min(hold, UInt64(UInt32.max)))))
-        }
-        stats.reportsSent += 1
-        stats.heartbeatsSent += 1
-        emit(.report(viewID: viewID, viewKey: viewKey, sentSeq: wireSeq, entries: entries))
-        rememberSent(now: now)
-    }
-
-    private func handleReport(
-        from sender: Member, viewID: UInt64, viewKey: UInt64, sentSeq: UInt64, entries: [ReportEntry], now: NetTime
-    ) {
-        if let mine = entries.first(where: { $0.peer == me.id }), mine.echoPacket != 0,
-           mine.echoPacket > peers[sender.id]?.echoSampled ?? .max {
-            let slot = echoRing[Int(mine.echoPacket % UInt64(Self.echoRingSize))]
-            if slot.packet == mine.echoPacket {
-                let held = UInt64(mine.echoHoldMicroseconds) * 1000
-                peers[sender.id]?.echoSampled = mine.echoPacket
-                let elapsed = now.nanoseconds(since: slot.at)
-                peers[sender.id]?.addRoundTrip(elapsed > held ? elapsed - held : 0)
-            }
-        }
-        guard hasView, members.contains(sender), viewID == self.viewID, viewKey == self.viewKey else { return }
-        // Taken out while updated: a copy left in `reports` would make every report copy the table.
-        var report = reports.removeValue(forKey: sender.id) ?? [:]
-        for e in entries { report[e.peer] = max(report[e.peer] ?? 0, e.delivered) }
-        reports[sender.id] = report
-        if let s = streams[sender.id] { s.highestKnown = max(s.highestKnown, sentSeq) }
     }
 
     // MARK: - Data path
@@ -822,7 +598,7 @@ public final class ReliableMulticast {
         streams[me.id]?.highestKnown = seq
     }
 
-    private func receiveItem(_ item: DataItem) {
+    func receiveItem(_ item: DataItem) {
         stats.messagesReceived += 1
         if item.origin == me {
             stats.messagesDuplicate += 1
@@ -853,7 +629,7 @@ public final class ReliableMulticast {
 
     /// Keeps a stream's buffer bounded even when stability reports lag: frees the oldest
     /// delivered (not yet known stable) messages; this peer then cannot repair them.
-    private func evictIfFull(_ stream: Stream) {
+    func evictIfFull(_ stream: Stream) {
         let cap = 4 * config.windowSizeMax
         guard stream.messages.count >= cap else { return }
         var seq = stream.stableFloor
@@ -883,205 +659,6 @@ public final class ReliableMulticast {
         streams[item.origin.id]?.delivered = item.seq
         stats.messagesDelivered += 1
         events.append(.delivered(Delivery(from: item.origin.id, seq: item.seq, payload: item.payload)))
-    }
-
-    private func updateStability() {
-        guard hasView else { return }
-        for (id, stream) in streams {
-            var stable = stream.delivered
-            for m in members where m != me {
-                stable = min(stable, reports[m.id]?[id] ?? 0)
-            }
-            if stable > stream.stableFloor {
-                for seq in (stream.stableFloor + 1)...stable { stream.messages[seq] = nil }
-                stream.stableFloor = stable
-            }
-        }
-        let floor = streams[me.id]?.stableFloor ?? 0
-        if lastSentSeq - floor < UInt64(config.windowSizeMax / 2) { laggingReported.removeAll() }
-    }
-
-    private func reportLagging() {
-        guard let floor = streams[me.id]?.stableFloor else { return }
-        for m in members where m != me && (reports[m.id]?[me.id] ?? 0) <= floor {
-            guard laggingReported.insert(m.id).inserted else { continue }
-            events.append(.lagging(peer: m.id))
-        }
-    }
-
-    // MARK: - NACK and repair
-
-    /// Finds new gaps (only seqs not examined before: amortized O(1) per seq) and arms each
-    /// stream's NACK timer a random delay after the first new gap; clears it once all gaps fill.
-    private func scheduleNacks(now: NetTime) {
-        for m in members where m != me {  // sorted by ID: RNG draws in a fixed order
-            guard let stream = streams[m.id] else { continue }
-            let highestKnown = stream.highestKnown
-            if stream.contiguous >= highestKnown {
-                if stream.nackAt != nil || !stream.gaps.isEmpty {
-                    stream.gaps.removeAll()
-                    stream.nackAt = nil
-                }
-                continue
-            }
-            let delivered = stream.delivered
-            let scannedUpTo = stream.scannedUpTo
-            let scanEnd = min(highestKnown, delivered + 2 * UInt64(config.windowSizeMax))
-            guard scanEnd > scannedUpTo else { continue }
-            var due: NetTime?
-            var seq = max(scannedUpTo, delivered) + 1
-            while seq <= scanEnd {
-                if stream.messages[seq] == nil {
-                    if due == nil { due = now.adding(nanoseconds: rng.next(upTo: config.nackDelayMaxNanoseconds)) }
-                    stream.gaps[seq] = due!
-                }
-                seq += 1
-            }
-            stream.scannedUpTo = scanEnd
-            if let due { stream.nackAt = min(stream.nackAt ?? due, due) }
-        }
-    }
-
-    /// How long to wait before NACKing a gap again: the configured timeout plus the origin's
-    /// RFC 6298 retransmission timeout (smoothed RTT + 4 × its deviation, capped), so slow or
-    /// jittery links are not flooded while a LAN recovers in about the configured timeout.
-    private func renackDelay(_ origin: PeerID) -> UInt64 {
-        guard let info = peers[origin], let srtt = info.rttSmoothed else { return config.retransmitTimeoutNanoseconds }
-        return config.retransmitTimeoutNanoseconds + min(srtt + 4 * info.rttVariation, Self.rttForTimeoutsMaxNanoseconds)
-    }
-
-    /// NACKs every gap that is due (in up to `nackDatagramsPerFireMax` datagrams), then re-arms.
-    private func fireNack(_ id: PeerID, now: NetTime) {
-        guard let stream = streams[id] else { return }
-        let delivered = stream.delivered
-        var dueSeqs: [UInt64] = []
-        var stale: [UInt64] = []
-        for (seq, at) in stream.gaps {
-            if seq <= delivered || stream.messages[seq] != nil { stale.append(seq) } else if at <= now { dueSeqs.append(seq) }
-        }
-        for seq in stale { streams[id]!.gaps[seq] = nil }
-        dueSeqs.sort()
-        let again = now.adding(nanoseconds: renackDelay(id))
-        var ranges: [ClosedRange<UInt64>] = []
-        var datagrams = 0
-        var index = 0
-        while index < dueSeqs.count, datagrams < Self.nackDatagramsPerFireMax {
-            var last = index
-            while last + 1 < dueSeqs.count, dueSeqs[last + 1] == dueSeqs[last] + 1 { last += 1 }
-            ranges.append(dueSeqs[index]...dueSeqs[last])
-            for i in index...last { streams[id]!.gaps[dueSeqs[i]] = again }
-            index = last + 1
-            if ranges.count == Wire.nackRangesMax || index == dueSeqs.count {
-                stats.nacksSent += 1
-                emit(.nack(origin: stream.member, ranges: ranges))
-                ranges.removeAll(keepingCapacity: true)
-                datagrams += 1
-            }
-        }
-        // Whatever did not fit goes out a little later (bounded work per firing).
-        let later = now.adding(nanoseconds: max(1, config.nackDelayMaxNanoseconds))
-        let next = streams[id]!.gaps.values.min().map { max($0, later) }
-        streams[id]!.nackAt = next
-    }
-
-    private func handleNack(origin: Member, ranges: [ClosedRange<UInt64>], from sender: Member, now: NetTime) {
-        guard let stream = streams[origin.id], stream.member == origin else { return }
-        // Someone else asks for our gaps too: their NACK serves us; postpone ours.
-        let postponed = now.adding(nanoseconds: renackDelay(origin.id))
-        var budget = Wire.nackSpanMax
-        for range in ranges {
-            // Only seqs this peer could hold are looked at: a range's bounds are wire values.
-            let first = max(range.lowerBound, stream.stableFloor + 1)
-            let last = min(range.upperBound, stream.highestKnown)
-            guard first <= last else { continue }
-            for seq in first...last {
-                guard budget > 0 else { break }
-                if stream.messages[seq] != nil {
-                    if repairPending.count < Self.repairPendingMax { repairPending.insert(SeqKey(origin: origin.id, seq: seq)) }
-                } else if origin != me, let due = stream.gaps[seq], due < postponed {
-                    streams[origin.id]!.gaps[seq] = postponed
-                }
-                budget -= 1
-            }
-        }
-        guard !repairPending.isEmpty else { return }
-        let quarter = config.repairDelayMaxNanoseconds / 4
-        // Others give the origin's repair time to arrive: plus the smoothed RTT to the origin.
-        let originRTT = min(peers[origin.id]?.rttSmoothed ?? 0, Self.rttForTimeoutsMaxNanoseconds)
-        let delay = origin == me ? rng.next(upTo: quarter) : quarter + originRTT + rng.next(upTo: config.repairDelayMaxNanoseconds)
-        let at = now.adding(nanoseconds: delay)
-        repairAt = min(repairAt ?? at, at)
-    }
-
-    private func fireRepairs() {
-        repairAt = nil
-        for key in repairPending.sorted() {
-            guard outRepairs.count < Self.repairPendingMax else { break }
-            guard let item = streams[key.origin]?.messages[key.seq] else { continue }
-            outRepairs.append(item)
-            stats.messagesRetransmitted += 1
-        }
-        repairPending.removeAll()
-    }
-
-    // MARK: - Heartbeats and membership
-
-    private func handleHeartbeat(
-        from sender: Member, viewID: UInt64, viewKey: UInt64, sentSeq: UInt64, delivered: [(PeerID, UInt64)], now: NetTime
-    ) {
-        peers[sender.id]?.viewID = viewID
-        peers[sender.id]?.viewKey = viewKey
-        installIfProven(viewID: viewID, viewKey: viewKey)
-        guard hasView, members.contains(sender) else { return }
-        if viewID == self.viewID, viewKey == self.viewKey {
-            peers[sender.id]?.staleViewSince = nil
-            var report: [PeerID: UInt64] = [:]
-            for (peer, seq) in delivered { report[peer] = seq }
-            reports[sender.id] = report
-            if let s = streams[sender.id] { streams[sender.id]!.highestKnown = max(s.highestKnown, sentSeq) }
-        } else if !Self.dominates((viewID, viewKey), (self.viewID, self.viewKey)), peers[sender.id]?.staleViewSince == nil {
-            peers[sender.id]?.staleViewSince = now
-        }
-    }
-
-    /// Excludes `m` from view changes for two flush timeouts (then it gets another chance).
-    func exclude(_ m: Member, now: NetTime) {
-        guard m != me else { return }
-        forcedOut[m] = now.adding(nanoseconds: 2 * config.flushTimeoutNanoseconds)
-        if forcedOut.count > Self.peersMax { forcedOut = forcedOut.filter { $0.value > now } }
-    }
-
-    func isExcluded(_ m: Member, now: NetTime) -> Bool { forcedOut[m].map { now < $0 } ?? false }
-
-    /// Whether `m` (a member of the installed view) still counts as alive.
-    func isAlive(_ m: Member, now: NetTime) -> Bool {
-        if m == me { return true }
-        guard !isExcluded(m, now: now), let info = peers[m.id], info.incarnation == m.incarnation, !info.left else {
-            return false
-        }
-        if let since = info.staleViewSince, now.nanoseconds(since: since) > config.flushTimeoutNanoseconds { return false }
-        // It moved on to a view we are not in: it is no longer part of our group.
-        if Self.dominates((info.viewID, info.viewKey), (viewID, viewKey)) { return false }
-        return now.nanoseconds(since: info.lastHeard) <= config.suspectTimeoutNanoseconds
-    }
-
-    /// A member of the installed view that is heard and not in a view dominating ours.
-    func isReachable(_ m: Member, now: NetTime) -> Bool {
-        if m == me { return true }
-        guard !isExcluded(m, now: now), let info = peers[m.id], info.incarnation == m.incarnation, isFresh(info, now: now) else {
-            return false
-        }
-        return !Self.dominates((info.viewID, info.viewKey), (viewID, viewKey))
-    }
-
-    /// Heard recently and reporting a working (member or flushing) group.
-    func isFreshPrimary(_ info: PeerInfo, now: NetTime) -> Bool {
-        isFresh(info, now: now) && info.viewID != 0 && (info.status == .member || info.status == .flushing)
-    }
-
-    /// Heard recently, in this room, not leaving.
-    func isFresh(_ info: PeerInfo, now: NetTime) -> Bool {
-        !info.left && now.nanoseconds(since: info.lastHeard) <= config.suspectTimeoutNanoseconds
     }
 
     // MARK: - Invariants

@@ -377,7 +377,23 @@ struct RestartTests {
         let later = Array(survivor.views.dropFirst(viewsBefore))
         #expect(later.map(\.members) == [[survivor.peerID], [1, 2].map(Self.id)], "restart of \(restarted)")
         #expect(later.allSatisfy { !$0.joined.contains(survivor.peerID) }, "the survivor never rejoins as a joiner")
-        #expect(survivor.log.contains { $0.event == .incarnationEnded(peer: Self.id(restarted)) })
+        // The old incarnation's stream ends: reported first, then nothing from that ID until the
+        // new incarnation joined, whose stream starts at its own seq 1.
+        let life = survivor.log.filter { $0.incarnation == survivor.incarnation }
+        guard let ended = life.firstIndex(where: { $0.event == .incarnationEnded(peer: Self.id(restarted)) }),
+              let departed = life.firstIndex(where: { if case let .viewChanged(v) = $0.event { v.departed == [Self.id(restarted)] } else { false } }),
+              let joined = life.firstIndex(where: { if case let .viewChanged(v) = $0.event { v.joined == [Self.id(restarted)] } else { false } })
+        else {
+            Issue.record("restart of \(restarted): no incarnationEnded, departure or join seen")
+            return
+        }
+        #expect(ended < departed && departed < joined)
+        let fromRestarted = life[(departed + 1)...].compactMap { record -> UInt64? in
+            if case let .delivered(d) = record.event, d.from == Self.id(restarted) { return d.seq }
+            return nil
+        }
+        #expect(life[(departed + 1)..<joined].allSatisfy { if case let .delivered(d) = $0.event { d.from != Self.id(restarted) } else { true } })
+        #expect(fromRestarted.first == 1, "the new incarnation's stream starts at 1: \(fromRestarted.prefix(3))")
         #expect(network.now.nanoseconds(since: start) < 2 * seconds)
         #expect(network.node(Self.id(restarted)).core!.view == survivor.core!.view)
         #expect(SimChecker.violations(network) == [])

@@ -139,7 +139,7 @@ struct WireFuzzerTests {
         var gen = Self.generator(network, seed: seed)
         let auth = Authenticator(passphrase: nil)
         var rejected: UInt64 = 0
-        for round in 0..<1500 {
+        for round in 0..<4000 {
             let target = network.nodes[round % 3]
             network.inject(gen.datagram(to: target, auth: auth), to: target.peerID)
             if round % 10 == 0 { network.run(forNanoseconds: 2 * ms) }

@@ -1,0 +1,224 @@
+/// The peer table of `ReliableMulticast`: what is known of every proven peer, the admission
+/// of each datagram (identity, incarnation, handshake, replay window) and liveness.
+extension ReliableMulticast {
+    struct PeerInfo {
+        var incarnation: UInt64
+        var lastHeard: NetTime
+        var viewID: UInt64 = 0
+        var viewKey: UInt64 = 0
+        /// The status its last heartbeat announced.
+        var status = WireStatus.joining
+        var left = false
+        var packetHighest: UInt64 = 0
+        var packetBitmap: UInt64 = 0
+        /// Since when this member of our view reports an older view than ours.
+        var staleViewSince: NetTime?
+        /// The last heartbeat or report heard from this peer (echoed in our reports).
+        var echoPacket: UInt64 = 0
+        var echoHeardAt = NetTime.zero
+        /// The highest of our packets this peer echoed that gave an RTT sample.
+        var echoSampled: UInt64 = 0
+        var rttSmoothed: UInt64?
+        /// Mean deviation of the RTT samples (gain 1/4).
+        var rttVariation: UInt64 = 0
+        var rttMin: UInt64?
+        var rttLatest: UInt64?
+        /// Packet numbers of this peer we expected (the highest advanced over them) and received,
+        /// both halved when `packetsExpected` reaches `lossWindowPackets`: a sliding loss estimate.
+        var packetsExpected: UInt64 = 0
+        var packetsReceived: UInt64 = 0
+
+        static let lossWindowPackets: UInt64 = 512
+
+        /// Sliding-window replay check (64 packets behind the highest); counts for the loss estimate.
+        mutating func acceptPacket(_ pn: UInt64) -> Bool {
+            if pn > packetHighest {
+                let shift = pn - packetHighest
+                packetBitmap = shift >= 64 ? 0 : packetBitmap << shift
+                if shift <= 64, packetHighest > 0 { packetBitmap |= 1 << (shift - 1) }
+                // The first packet heard says nothing about the ones before it.
+                packetsExpected += packetHighest == 0 ? 1 : min(shift, Self.lossWindowPackets)
+                packetHighest = pn
+                countReceived()
+                return true
+            }
+            let diff = packetHighest - pn
+            guard diff > 0, diff <= 64 else { return false }
+            let bit: UInt64 = 1 << (diff - 1)
+            guard packetBitmap & bit == 0 else { return false }
+            packetBitmap |= bit
+            countReceived()
+            return true
+        }
+
+        mutating func countReceived() {
+            packetsReceived = min(packetsReceived + 1, packetsExpected)
+            if packetsExpected >= Self.lossWindowPackets {
+                packetsExpected /= 2
+                packetsReceived /= 2
+            }
+        }
+
+        /// One round-trip sample: smoothed like RFC 6298 (gains 1/8 and 1/4), plus the minimum and latest.
+        mutating func addRoundTrip(_ sample: UInt64) {
+            let sample = min(sample, ReliableMulticast.rttSampleMaxNanoseconds)
+            rttLatest = sample
+            rttMin = min(rttMin ?? sample, sample)
+            if let srtt = rttSmoothed {
+                let deviation = srtt > sample ? srtt - sample : sample - srtt
+                rttVariation = (rttVariation * 3 + deviation) / 4
+                rttSmoothed = (srtt * 7 + sample) / 8
+            } else {
+                rttVariation = sample / 2
+                rttSmoothed = sample
+            }
+        }
+    }
+
+    // MARK: - Admission of a datagram
+
+    func countDrop(_ reason: DropReason) {
+        switch reason {
+        case .truncated: stats.droppedTruncated += 1
+        case .oversized: stats.droppedOversized += 1
+        case .malformed: stats.droppedMalformed += 1
+        case .badChecksum: stats.droppedBadChecksum += 1
+        case .unauthenticated: stats.droppedUnauthenticated += 1
+        case .foreignRoom: stats.droppedForeignRoom += 1
+        case let .wrongVersion(sender, version):
+            stats.droppedWrongVersion += 1
+            if sender != me.id, !incompatibleReported.contains(sender),
+               incompatibleReported.count < Self.incompatibleReportedMax {
+                incompatibleReported.insert(sender)
+                events.append(.incompatible(peer: sender, version: version))
+            }
+        }
+    }
+
+    enum Admission: Equatable {
+        /// Counted in a `dropped…` counter (or as loopback).
+        case dropped
+        /// A proven peer (or one that just proved itself with this datagram): act on it.
+        case known
+        /// Not proven: only a challenge it carries is answered.
+        case stranger
+    }
+
+    /// Identity, incarnation, handshake and replay checks; updates the peer table.
+    func admit(_ envelope: Envelope, frame: Frame?, now: NetTime) -> Admission {
+        if envelope.sender == me.id {
+            if envelope.incarnation == me.incarnation {
+                stats.datagramsLoopback += 1
+            } else {
+                stats.droppedStaleIncarnation += 1
+            }
+            return .dropped
+        }
+        let sender = Member(id: envelope.sender, incarnation: envelope.incarnation)
+        guard var info = peers[envelope.sender], info.incarnation == envelope.incarnation else {
+            return admitStranger(sender, envelope: envelope, frame: frame, now: now)
+        }
+        guard info.acceptPacket(envelope.packetNumber) else {
+            stats.droppedReplayed += 1
+            if now.nanoseconds(since: info.lastHeard) > config.suspectTimeoutNanoseconds {
+                // Everything it sent for a suspect timeout looked old (e.g. a forged packet number
+                // far ahead): forget it; it proves itself afresh, its window starting anew.
+                peers[envelope.sender] = nil
+                queueChallenge(sender, now: now)
+            } else {
+                peers[envelope.sender] = info
+            }
+            return .dropped
+        }
+        info.lastHeard = max(info.lastHeard, now)
+        peers[envelope.sender] = info
+        return .known
+    }
+
+    /// A sender not in the peer table (or in another incarnation): admitted only by a valid
+    /// response to our challenge; a challenge is answered; anything else gets it challenged.
+    func admitStranger(_ sender: Member, envelope: Envelope, frame: Frame?, now: NetTime) -> Admission {
+        if isRetired(sender) {
+            stats.droppedStaleIncarnation += 1
+            return .dropped
+        }
+        if case let .response(challenger, cookie) = frame, challenger == me, isValidCookie(cookie, for: sender, now: now) {
+            guard promote(sender, packet: envelope.packetNumber, now: now) else {
+                stats.droppedOverload += 1
+                return .dropped
+            }
+            return .known
+        }
+        queueChallenge(sender, now: now)
+        if case .challenge = frame { return .stranger }
+        stats.droppedUnproven += 1
+        return .dropped
+    }
+
+    func evictSilentPeers(now: NetTime) {
+        let horizon = 4 * config.suspectTimeoutNanoseconds
+        for (id, info) in peers where now.nanoseconds(since: info.lastHeard) > horizon {
+            if !members.contains(where: { $0.id == id }) { peers[id] = nil }
+        }
+    }
+
+    // MARK: - Heartbeats and membership
+
+    func handleHeartbeat(
+        from sender: Member, viewID: UInt64, viewKey: UInt64, sentSeq: UInt64, delivered: [(PeerID, UInt64)], now: NetTime
+    ) {
+        peers[sender.id]?.viewID = viewID
+        peers[sender.id]?.viewKey = viewKey
+        installIfProven(viewID: viewID, viewKey: viewKey)
+        guard hasView, members.contains(sender) else { return }
+        if viewID == self.viewID, viewKey == self.viewKey {
+            peers[sender.id]?.staleViewSince = nil
+            var report: [PeerID: UInt64] = [:]
+            for (peer, seq) in delivered { report[peer] = seq }
+            reports[sender.id] = report
+            if let s = streams[sender.id] { streams[sender.id]!.highestKnown = max(s.highestKnown, sentSeq) }
+        } else if !Self.dominates((viewID, viewKey), (self.viewID, self.viewKey)), peers[sender.id]?.staleViewSince == nil {
+            peers[sender.id]?.staleViewSince = now
+        }
+    }
+
+    /// Excludes `m` from view changes for two flush timeouts (then it gets another chance).
+    func exclude(_ m: Member, now: NetTime) {
+        guard m != me else { return }
+        forcedOut[m] = now.adding(nanoseconds: 2 * config.flushTimeoutNanoseconds)
+        if forcedOut.count > Self.peersMax { forcedOut = forcedOut.filter { $0.value > now } }
+    }
+
+    func isExcluded(_ m: Member, now: NetTime) -> Bool { forcedOut[m].map { now < $0 } ?? false }
+
+    /// Whether `m` (a member of the installed view) still counts as alive.
+    func isAlive(_ m: Member, now: NetTime) -> Bool {
+        if m == me { return true }
+        guard !isExcluded(m, now: now), let info = peers[m.id], info.incarnation == m.incarnation, !info.left else {
+            return false
+        }
+        if let since = info.staleViewSince, now.nanoseconds(since: since) > config.flushTimeoutNanoseconds { return false }
+        // It moved on to a view we are not in: it is no longer part of our group.
+        if Self.dominates((info.viewID, info.viewKey), (viewID, viewKey)) { return false }
+        return now.nanoseconds(since: info.lastHeard) <= config.suspectTimeoutNanoseconds
+    }
+
+    /// A member of the installed view that is heard and not in a view dominating ours.
+    func isReachable(_ m: Member, now: NetTime) -> Bool {
+        if m == me { return true }
+        guard !isExcluded(m, now: now), let info = peers[m.id], info.incarnation == m.incarnation, isFresh(info, now: now) else {
+            return false
+        }
+        return !Self.dominates((info.viewID, info.viewKey), (viewID, viewKey))
+    }
+
+    /// Heard recently and reporting a working (member or flushing) group.
+    func isFreshPrimary(_ info: PeerInfo, now: NetTime) -> Bool {
+        isFresh(info, now: now) && info.viewID != 0 && (info.status == .member || info.status == .flushing)
+    }
+
+    /// Heard recently, in this room, not leaving.
+    func isFresh(_ info: PeerInfo, now: NetTime) -> Bool {
+        !info.left && now.nanoseconds(since: info.lastHeard) <= config.suspectTimeoutNanoseconds
+    }
+}

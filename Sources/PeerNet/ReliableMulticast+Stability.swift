@@ -1,0 +1,93 @@
+/// Stability of `ReliableMulticast`: reports of what each member delivered (with RTT echoes),
+/// freeing messages every member delivered, and the lagging signal.
+extension ReliableMulticast {
+    // MARK: - Stability reports
+
+    /// Sends a report at once when a stream advanced by a quarter of the window since the last
+    /// one (so senders' windows free continuously under load). After own sends, schedules one
+    /// `stabilityReportDelay` later: its sent seq lets receivers notice a lost *last* message
+    /// without waiting for a heartbeat (a tail-loss probe). Otherwise heartbeats report.
+    func considerReport(now: NetTime) {
+        guard status == .member, members.count > 1 else { return }
+        let step = UInt64(max(1, config.windowSizeMax / 4))
+        for m in members {
+            guard let stream = streams[m.id] else { continue }
+            if stream.delivered >= stream.reportedDelivered + step { return emitReport(now: now) }
+        }
+        // Re-armed by every send: a steady sender's next message reveals gaps; the probe
+        // fires only once the sender went quiet.
+        if let stream = streams[me.id],
+           stream.delivered > max(stream.reportedDelivered, probeArmedSeq) {
+            probeArmedSeq = stream.delivered
+            reportAt = now.adding(nanoseconds: config.stabilityReportDelayNanoseconds)
+        }
+    }
+
+    /// Multicasts this peer's delivered vector, its sent seq and an echo per member.
+    func emitReport(now: NetTime) {
+        reportAt = nil
+        guard hasView, status == .member || status == .flushing else { return }
+        var entries: [ReportEntry] = []
+        entries.reserveCapacity(members.count)
+        for m in members {
+            let delivered = streams[m.id]?.delivered ?? 0
+            streams[m.id]?.reportedDelivered = delivered
+            let info = m == me ? nil : peers[m.id]
+            let hold = info.map { now.nanoseconds(since: $0.echoHeardAt) / 1000 } ?? 0
+            entries.append(ReportEntry(
+                peer: m.id, delivered: delivered, echoPacket: info?.echoPacket ?? 0,
+                echoHoldMicroseconds: UInt32(min(hold, UInt64(UInt32.max)))))
+        }
+        stats.reportsSent += 1
+        stats.heartbeatsSent += 1
+        emit(.report(viewID: viewID, viewKey: viewKey, sentSeq: wireSeq, entries: entries))
+        rememberSent(now: now)
+    }
+
+    func handleReport(
+        from sender: Member, viewID: UInt64, viewKey: UInt64, sentSeq: UInt64, entries: [ReportEntry], now: NetTime
+    ) {
+        if let mine = entries.first(where: { $0.peer == me.id }), mine.echoPacket != 0,
+           mine.echoPacket > peers[sender.id]?.echoSampled ?? .max {
+            let slot = echoRing[Int(mine.echoPacket % UInt64(Self.echoRingSize))]
+            if slot.packet == mine.echoPacket {
+                let held = UInt64(mine.echoHoldMicroseconds) * 1000
+                peers[sender.id]?.echoSampled = mine.echoPacket
+                let elapsed = now.nanoseconds(since: slot.at)
+                peers[sender.id]?.addRoundTrip(elapsed > held ? elapsed - held : 0)
+            }
+        }
+        guard hasView, members.contains(sender), viewID == self.viewID, viewKey == self.viewKey else { return }
+        // Taken out while updated: a copy left in `reports` would make every report copy the table.
+        var report = reports.removeValue(forKey: sender.id) ?? [:]
+        for e in entries { report[e.peer] = max(report[e.peer] ?? 0, e.delivered) }
+        reports[sender.id] = report
+        if let s = streams[sender.id] { s.highestKnown = max(s.highestKnown, sentSeq) }
+    }
+
+    // MARK: - Freeing stable messages
+
+    func updateStability() {
+        guard hasView else { return }
+        for (id, stream) in streams {
+            var stable = stream.delivered
+            for m in members where m != me {
+                stable = min(stable, reports[m.id]?[id] ?? 0)
+            }
+            if stable > stream.stableFloor {
+                for seq in (stream.stableFloor + 1)...stable { stream.messages[seq] = nil }
+                stream.stableFloor = stable
+            }
+        }
+        let floor = streams[me.id]?.stableFloor ?? 0
+        if lastSentSeq - floor < UInt64(config.windowSizeMax / 2) { laggingReported.removeAll() }
+    }
+
+    func reportLagging() {
+        guard let floor = streams[me.id]?.stableFloor else { return }
+        for m in members where m != me && (reports[m.id]?[me.id] ?? 0) <= floor {
+            guard laggingReported.insert(m.id).inserted else { continue }
+            events.append(.lagging(peer: m.id))
+        }
+    }
+}
