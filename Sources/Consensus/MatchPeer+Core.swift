@@ -128,10 +128,33 @@ public struct MatchPeer: Sendable {
             } else {
                 stats.ignoredMessages += 1
             }
-        case .incompatible, .lagging, .incarnationEnded, .viewAbandoned:
+        case .viewAbandoned:
+            abandonView()
+        case .incompatible, .lagging, .incarnationEnded:
             break
         }
         afterInput(now: now)
+    }
+
+    /// PeerNet gave up the view (blocked too long, cut off from most of it): this peer's part of
+    /// the match ends here and it is back in the lobby with no room state, like a fresh peer. The
+    /// group it joins next (or founds) gives it the room's state; what it sent while blocked was
+    /// discarded by PeerNet, and what is still queued here is about the state dropped now.
+    private mutating func abandonView() {
+        if let m = match {
+            // Only this peer's side ends: the others decide the match without it.
+            emit(.matchOver(winner: nil, wins: m.wins))
+        }
+        if isSynced { resetToEmpty() }
+        stats.staleUnsent += pendingSendCount
+        outbox.removeAll()
+        outboxHead = 0
+        view = nil
+        isSynced = false
+        syncedMembers = []
+        unheard = []
+        buffered.removeAll()
+        emit(.lobbyChanged)
     }
 
     /// Marks this peer ready: votes `settings` in the open start round.

@@ -259,6 +259,13 @@ extension MatchPeer {
 
     // MARK: - The local player's own grid
 
+    /// The longest wait for a next egg so far, the wait in progress at `now` included (a match
+    /// stalled for good never ends its wait, so `stats.maxEggWaitNanoseconds` alone would not
+    /// show it). Never less than `stats.maxEggWaitNanoseconds`.
+    public func longestEggWaitNanoseconds(now: NetTime) -> UInt64 {
+        max(stats.maxEggWaitNanoseconds, owner?.waitingSince.map { now.nanoseconds(since: $0) } ?? 0)
+    }
+
     /// The pair after the live one, if decided (for a bot's or a preview's look-ahead).
     public var ownerNextPair: EggPair? {
         guard let o = owner, let m = match, let value = rounds[o.game]?.value(o.grid.pairsSpawned) else { return nil }

@@ -41,9 +41,11 @@ final class BotPeer {
         let (match, _, view) = peer.snapshot()
         let othersInView = view.members.contains(peer.id) && view.members.count > 1
         // Progress is expected in a match, once ready with the players there, and while
-        // waiting for the room's state from the others.
-        let expects = match.match != nil || (match.isReady && match.playersInView >= playersWanted)
-            || (!match.isSynced && othersInView)
+        // waiting for the room's state from the others; not while PeerNet is blocked (cut off
+        // from most of the view: the others are not there), which PeerNet itself bounds by
+        // giving the view up (then this peer is back in the lobby, see `MatchPeer`).
+        let expects = (match.match != nil || (match.isReady && match.playersInView >= playersWanted)
+            || (!match.isSynced && othersInView)) && peer.status() != .blocked
         return StallWatch.Sample(inGroup: othersInView, expectsProgress: expects && !isDone,
                                  progress: UInt64(match.stats.delivered))
     }
@@ -292,6 +294,8 @@ struct BotReport {
     var checkpointsVerified: Int
     var desyncs: Int
     var maxEggWaitMs: Double
+    /// How long the player has been waiting for its next egg right now, beyond `maxEggWaitMs` (0 if not).
+    var eggWaitNowMs: Double
     var sent: UInt64
     var retransmitted: UInt64
     var droppedInvalid: UInt64
@@ -315,6 +319,8 @@ struct BotReport {
         checkpointsVerified = match.stats.checkpointsVerified
         desyncs = match.stats.desyncs
         maxEggWaitMs = Double(match.stats.maxEggWaitNanoseconds) / 1e6
+        // A match stalled for good never ends its wait, so `maxEggWaitMs` alone would not show it.
+        eggWaitNowMs = Double(match.longestEggWaitNanoseconds(now: MonotonicClock.now()) - match.stats.maxEggWaitNanoseconds) / 1e6
         sent = net.messagesSent
         retransmitted = net.messagesRetransmitted
         droppedInvalid = net.droppedInvalid + UInt64(match.stats.invalidDropped)
@@ -334,6 +340,7 @@ struct BotReport {
             ("maxEggWaitMs", .double((maxEggWaitMs * 1000).rounded() / 1000)), ("sent", .int(Int64(clamping: sent))),
             ("retransmitted", .int(Int64(clamping: retransmitted))), ("droppedInvalid", .int(Int64(clamping: droppedInvalid))),
             ("delivered", .int(Int64(clamping: delivered))), ("views", .int(Int64(clamping: views))),
+            ("eggWaitNowMs", .double((eggWaitNowMs * 1000).rounded() / 1000)),
             ("sendHolds", .int(Int64(clamping: sendHolds))), ("sendQueued", .int(Int64(clamping: sendQueued))),
             ("staleDropped", .int(Int64(clamping: staleDropped))), ("chainsOf3", .int(Int64(clamping: chainsOf3))),
             ("log", .string(log)),

@@ -88,6 +88,11 @@ final class NetPeer: @unchecked Sendable {
         }
     }
 
+    /// Where the PeerNet core stands (member, flushing, blocked, …).
+    func status() -> PeerNetStatus {
+        host.withCore { $0.status }
+    }
+
     struct ScreenState {
         var match: MatchPeer
         var net: PeerNetStats

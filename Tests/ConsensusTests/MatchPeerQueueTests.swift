@@ -150,6 +150,29 @@ struct MatchPeerQueueTests {
         #expect(keyless.nextGame == 0)
     }
 
+    @Test("a wait for an egg that never ends shows in longestEggWaitNanoseconds, not only once it ends")
+    func eggWaitInProgress() {
+        let a = PeerID(1), b = PeerID(2)
+        let room = HandRoom()
+        room.add(a)
+        room.add(b)
+        room.install(MembershipView(id: 1, members: [a, b], joined: [a, b]), at: [a, b])
+        for id in [a, b] { room.peers[id]!.setReady(settings: Self.settings, wantsToPlay: true); room.drain(id) }
+        var ticks = 0
+        while (room.peers[a]!.owner?.grid.pairsSpawned ?? 0) < 3 && ticks < 10_000 {
+            room.tick([a, b], deliverTo: [a, b])
+            ticks += 1
+        }
+        // b goes silent (its votes never arrive): a runs out of decided rounds and waits.
+        room.audience[b] = nil
+        for _ in 0..<1_200 { room.tick([a], deliverTo: [a]) }
+        let peer = room.peers[a]!
+        let waited = peer.longestEggWaitNanoseconds(now: room.now)
+        #expect(peer.owner?.waitingSince != nil, "a waits for an egg")
+        #expect(peer.stats.maxEggWaitNanoseconds == 0, "no wait has ended")
+        #expect(waited > 5_000_000_000, "the wait in progress shows: \(waited / 1_000_000) ms")
+    }
+
     @Test("a full send queue holds the local player's grid: nothing queued is dropped, and play resumes once it drains")
     func sendBackpressure() {
         let a = PeerID(1), b = PeerID(2)
@@ -222,5 +245,47 @@ struct MatchPeerQueueTests {
         var views: [UInt64] = []
         while let event = peer.pollEvent() { if case .viewChanged(let v) = event { views.append(v.id) } }
         #expect(views == Array(1...20))
+    }
+}
+
+@Suite("MatchPeer when PeerNet gives up its view")
+struct ViewAbandonedTests {
+    @Test("a peer whose view PeerNet gave up (blocked too long) ends its part of the match, is back in the lobby, and takes a snapshot in the group it rejoins")
+    func abandonedViewEndsTheMatchHere() {
+        let a = PeerID(0x1000), b = PeerID(0x2000)
+        let room = HandRoom()
+        room.add(a)
+        room.add(b)
+        let first = MembershipView(id: 1, members: [a, b], joined: [a, b], key: 7)
+        room.install(first, at: [a, b])
+        for id in [a, b] { room.peers[id]!.setReady(settings: MatchPeerQueueTests.settings, wantsToPlay: true); room.drain(id) }
+        var ticks = 0
+        while (room.peers[a]!.owner?.grid.pairsSpawned ?? 0) < 4 && ticks < 10_000 {
+            room.tick([a, b], deliverTo: [a, b])
+            ticks += 1
+        }
+        #expect(room.peers[a]!.match != nil)
+        // b is gone; a, the lower ID of two, is blocked, and PeerNet gives the view up.
+        room.audience[a] = nil
+        for _ in 0..<60 { room.tick([a], deliverTo: []) }
+        room.peers[a]!.handle(.viewAbandoned(first), now: room.now)
+        room.drain(a)
+        let peer = room.peers[a]!
+        #expect(peer.match == nil && peer.owner == nil && !peer.isSynced && peer.view == nil)
+        #expect(peer.pendingSendCount == 0, "nothing about the dropped state is left to send")
+        #expect(room.events[a]!.contains { if case .matchOver(nil, _) = $0 { true } else { false } })
+        // b restarted and founded a group; a joins it and takes b's snapshot.
+        room.add(b)
+        room.install(MembershipView(id: 1, members: [b], joined: [b], key: 9), at: [b])
+        room.audience[a] = [a, b]
+        room.install(MembershipView(id: 2, members: [a, b], joined: [a], key: 10), at: [b, a])
+        room.deliverAll(to: [a, b])
+        #expect(room.peers[a]!.isSynced && room.peers[a]!.nextGame == room.peers[b]!.nextGame)
+        #expect(room.events[a]!.contains(.synced(fromSnapshot: true)))
+        for id in [a, b] { room.peers[id]!.setReady(settings: MatchPeerQueueTests.settings, wantsToPlay: true); room.drain(id) }
+        for _ in 0..<600 { room.tick([a, b], deliverTo: [a, b]) }
+        let started = room.events[a]!.filter { if case .matchStarted = $0 { true } else { false } }.count
+        #expect(started == 2, "a new match of both: \(room.events[a]!.suffix(8)) \(room.events[b]!.suffix(8))")
+        #expect(room.desyncs.isEmpty, "\(room.desyncs.prefix(2))")
     }
 }
