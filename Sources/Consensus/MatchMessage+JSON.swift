@@ -125,7 +125,7 @@ extension MatchMessage {
             }
         case "clock":
             guard let game = u32("game"), let tick = u32("tick") else { return nil }
-            return .clock(game: game, tick: tick)
+            self = .clock(game: game, tick: tick)
         case "snapshot":
             guard let snapshot = Self.parseSnapshot(json) else { return nil }
             self = .snapshot(snapshot)
