@@ -28,8 +28,8 @@ struct BotAndReplayTests {
         }
     }
 
-    static func verify(_ log: String) throws -> (Harness.Result, [String: Any]?) {
-        let result = try Harness.run(["replay", "--verify", log])
+    static func verify(_ log: String, passphrase: String? = nil) throws -> (Harness.Result, [String: Any]?) {
+        let result = try Harness.run(["replay", "--verify", log] + (passphrase.map { ["--passphrase", $0] } ?? []))
         let json = try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
         return (result, json)
     }

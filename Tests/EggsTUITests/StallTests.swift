@@ -45,6 +45,7 @@ struct StallTests {
     @Test("a lone bot waiting for 2 players exits 1 after about 15 s, naming that it never formed a group")
     func loneBotExitsOne() throws {
         let directory = NSTemporaryDirectory() + "eggs-lone-\(getpid())-\(Int.random(in: 0...1_000_000))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let port = Int.random(in: 20_000...60_000)
         let started = Date()

@@ -21,12 +21,12 @@ struct UnicastTests {
     }
 
     /// Both bots played their game without a desync, and each log verifies.
-    static func expectPlayed(_ directory: String) throws -> [Bot] {
+    static func expectPlayed(_ directory: String, passphrase: String? = nil) throws -> [Bot] {
         let bots = try Self.bots(directory)
         for bot in bots {
             #expect(bot.games >= 1, "a bot played no game: \(bot)")
             #expect(bot.desyncs == 0)
-            let (verify, json) = try BotAndReplayTests.verify(bot.log)
+            let (verify, json) = try BotAndReplayTests.verify(bot.log, passphrase: passphrase)
             #expect(verify.status == 0, "\(bot.log): \(verify.stderr)")
             #expect((json?["players"] as? [String: Any])?.count == 2)
         }
@@ -54,7 +54,7 @@ struct UnicastTests {
         a.waitUntilExit()
         b.waitUntilExit()
         #expect(a.terminationStatus == 0 && b.terminationStatus == 0)
-        _ = try Self.expectPlayed(directory)
+        _ = try Self.expectPlayed(directory, passphrase: "p-\(portA)")
     }
 
     @Test("a bad --peer is exit 2 naming it")
