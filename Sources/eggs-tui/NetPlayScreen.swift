@@ -131,11 +131,11 @@ final class NetPlayScreen: Screen {
     }
 
     func tick() -> Bool {
-        let spectator = self.spectator, settings = self.settings, holding = self.holding
+        let spectator = self.spectator, settings = self.settings, heldUp = holding
         peer.withMatch { match, now in
             // A spectator votes ready by itself once two players are in the room.
             if spectator { match.getReady(whenPlayers: 2, settings: settings, wantsToPlay: false) }
-            if !holding { match.tick(now: now) }
+            if !heldUp { match.tick(now: now) }
         }
         var changed = false
         for event in peer.takeEvents() {
@@ -174,6 +174,8 @@ final class NetPlayScreen: Screen {
             gameBanner = nil
             finalGame = nil
             changed = true
+            // The next game's time counts from the end of the hold.
+            if gameStartedAt != nil { gameStartedAt = MonotonicClock.now().nanoseconds }
         }
         if bannerTicks > 0 {
             bannerTicks -= 1
@@ -385,7 +387,16 @@ final class NetPlayScreen: Screen {
             row += 1
         }
         row += 1
-        row = putWrapped(row, "match settings (yours; the highest-ID proposal wins): speed \(settings.speed)  colours \(settings.colors)  best of \(settings.gamesPerMatch)", on: term)
+        // The settings that apply are the highest-ID ready peer's; shown to everyone as votes arrive.
+        var proposals = match.proposedSettings
+        if !match.isReady { proposals[peer.id] = settings }
+        if let chosen = proposals.keys.max(), let applied = proposals[chosen] {
+            let whose = chosen == peer.id ? (match.isReady ? "yours" : "yours, once you are ready") : "\(displayName(chosen))'s"
+            row = putWrapped(row, "match settings: speed \(applied.speed)  colours \(applied.colors)  best of \(applied.gamesPerMatch)  (\(whose): the highest-ID ready peer's apply)", on: term)
+        }
+        if !match.isReady && proposals.keys.max() != peer.id {
+            row = putWrapped(row, "your proposal: speed \(settings.speed)  colours \(settings.colors)  best of \(settings.gamesPerMatch)", on: term)
+        }
         if match.isReady {
             _ = putWrapped(row, "You are ready. The match starts when every peer in the room is ready.", on: term, bold: true)
         } else {

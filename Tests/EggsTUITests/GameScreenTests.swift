@@ -266,6 +266,34 @@ struct GameScreenTests {
         #expect(session.waitFor("EXIT=0") != nil)
     }
 
+    @Test("the lobby shows everyone which settings the match will use: the highest-ID ready peer's")
+    func lobbyShowsAppliedSettings() throws {
+        let port = Int.random(in: 20_000...60_000)
+        let state = try BotAndReplayTests.temporaryDirectory("lobby-settings")
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let common = "play --interface 127.0.0.1 --port \(port) --room set-\(port)"
+        let alice = try TmuxSession(
+            command: "\(Harness.binary) \(common) --name alice --id a1 --speed 2; echo EXIT=$?; sleep 60",
+            environment: ["XDG_STATE_HOME": state])
+        defer { alice.close() }
+        let bob = try TmuxSession(
+            command: "\(Harness.binary) \(common) --name bob --id b2 --speed 7 --best-of 3; echo EXIT=$?; sleep 60",
+            environment: ["XDG_STATE_HOME": state])
+        defer { bob.close() }
+        #expect(alice.waitFor("bob") != nil, "alice's lobby never listed bob: \(alice.screen())")
+        #expect(bob.waitFor("alice") != nil, "bob's lobby never listed alice: \(bob.screen())")
+        bob.send("r")
+        let shown = alice.waitFor("(bob's")
+        #expect(shown?.contains("match settings: speed 7  colours 4  best of 3") == true, "alice's lobby: \(shown ?? alice.screen())")
+        #expect(shown?.contains("your proposal: speed 2") == true)
+        alice.send("r")
+        #expect(alice.waitFor("speed 7") != nil && alice.waitFor("best of 3") != nil, "alice's match: \(alice.screen())")
+        alice.send("q")
+        alice.send("y")
+        bob.send("q")
+        bob.send("y")
+    }
+
     @Test("the lobby's b starts a practice match against a local bot; leaving it returns to the lobby")
     func lobbyPractice() throws {
         let port = Int.random(in: 20_000...60_000)
