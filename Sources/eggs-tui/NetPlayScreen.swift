@@ -33,6 +33,9 @@ final class NetPlayScreen: Screen {
     private var results: MatchResults?
     private var resultsPending = false
     private var holding: Bool { MonotonicClock.now().nanoseconds < holdUntil }
+    /// Ticks since the last frame this screen asked for; a frame at least every `refreshTicks`.
+    private var ticksSinceRefresh = 0
+    static let refreshTicks = 30
     private let logger = Logger(label: "eggs.play")
     /// Set when the player leaves (q, Ctrl-C): the command ends.
     private(set) var quit = false
@@ -132,12 +135,19 @@ final class NetPlayScreen: Screen {
 
     func tick() -> Bool {
         let spectator = self.spectator, settings = self.settings, heldUp = holding
-        peer.withMatch { match, now in
+        // The own grid changed when the tick made an input (gravity, a spawn, garbage landing).
+        let ownMoved = peer.withMatch { match, now -> Bool in
             // A spectator votes ready by itself once two players are in the room.
             if spectator { match.getReady(whenPlayers: 2, settings: settings, wantsToPlay: false) }
+            let before = match.owner.map { ($0.game, $0.inputsMade) }
             if !heldUp { match.tick(now: now) }
+            let after = match.owner.map { ($0.game, $0.inputsMade) }
+            return before?.0 != after?.0 || before?.1 != after?.1
         }
-        var changed = false
+        // Remote moves wake the loop and redraw at once (WakePipe); otherwise only the own grid's
+        // changes, events and a refresh twice a second (link figures) need a frame.
+        ticksSinceRefresh += 1
+        var changed = ownMoved || ticksSinceRefresh >= Self.refreshTicks
         for event in peer.takeEvents() {
             changed = true
             switch event {
@@ -181,7 +191,8 @@ final class NetPlayScreen: Screen {
             bannerTicks -= 1
             if bannerTicks == 0 { banner = nil; changed = true }
         }
-        return changed || peer.withMatch { match, _ in match.match != nil }
+        if changed { ticksSinceRefresh = 0 }
+        return changed
     }
 
     /// Totals the finished game into the match's figures and raises the game-over banner over
