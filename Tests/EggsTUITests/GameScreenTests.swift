@@ -207,8 +207,15 @@ struct GameScreenTests {
         usleep(5_000_000)
         #expect(session.screen() == results, "the results screen did not stay: \(session.screen())")
         session.send("r")
-        let rematch = try #require(session.waitFor("game 1 —"), "no rematch: \(session.screen())")
-        #expect(!rematch.contains("largest chain"))
+        #expect(session.waitFor("game 1 —") != nil, "no rematch: \(session.screen())")
+        // The frame may still be arriving when its title shows: wait for the results to go.
+        var gone = false
+        let deadline = Date().addingTimeInterval(5)
+        while !gone && Date() < deadline {
+            gone = !session.screen().contains("largest chain")
+            usleep(50_000)
+        }
+        #expect(gone, "the results stayed over the rematch: \(session.screen())")
         session.send("q")
         session.send("y")
         #expect(session.waitFor("EXIT=0") != nil, "screen: \(session.screen())")
@@ -219,7 +226,8 @@ struct GameScreenTests {
         let small = try TmuxSession(
             command: "\(Harness.binary) play --practice --seed 6 --name fit; echo EXIT=$?; sleep 60", width: 80, height: 24)
         defer { small.close() }
-        let screen = try #require(small.waitFor("fit"), "the game did not start: \(small.screen())")
+        // The key line is drawn last: once it shows, the whole frame is there.
+        let screen = try #require(small.waitFor("q quit"), "the game did not start: \(small.screen())")
         let lines = screen.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         let top = try #require(lines.first { $0.contains("┌") })
         let bottom = try #require(lines.first { $0.contains("└") })
@@ -239,7 +247,7 @@ struct GameScreenTests {
         let large = try TmuxSession(
             command: "\(Harness.binary) play --practice --seed 6 --name big; echo EXIT=$?; sleep 60", width: 120, height: 40)
         defer { large.close() }
-        let big = try #require(large.waitFor("big"), "the game did not start: \(large.screen())")
+        let big = try #require(large.waitFor("q quit"), "the game did not start: \(large.screen())")
         let border = "┌" + String(repeating: "─", count: 24) + "┐"
         #expect(big.components(separatedBy: border).count == 3, "no 4x2 cells: \(big)")
         #expect(Harness.gridBottomRows(big).map(\.count) == [24, 24])
@@ -283,9 +291,8 @@ struct GameScreenTests {
         #expect(alice.waitFor("bob") != nil, "alice's lobby never listed bob: \(alice.screen())")
         #expect(bob.waitFor("alice") != nil, "bob's lobby never listed alice: \(bob.screen())")
         bob.send("r")
-        let shown = alice.waitFor("(bob's")
-        #expect(shown?.contains("match settings: speed 7  colours 4  best of 3") == true, "alice's lobby: \(shown ?? alice.screen())")
-        #expect(shown?.contains("your proposal: speed 2") == true)
+        #expect(alice.waitFor("match settings: speed 7  colours 4  best of 3  (bob's") != nil, "alice's lobby: \(alice.screen())")
+        #expect(alice.waitFor("your proposal: speed 2") != nil, "alice's lobby: \(alice.screen())")
         alice.send("r")
         #expect(alice.waitFor("speed 7") != nil && alice.waitFor("best of 3") != nil, "alice's match: \(alice.screen())")
         alice.send("q")
