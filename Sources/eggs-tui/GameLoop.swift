@@ -113,8 +113,10 @@ enum GameLoop {
         guard width > 0 else { return [] }
         var lines: [String] = []
         var line = ""
-        for word in text.split(separator: " ") {
+        // Runs of spaces are kept inside a line ("a  b" stays so), dropped at a line's start.
+        for word in text.split(separator: " ", omittingEmptySubsequences: false) {
             var word = String(word)
+            if line.isEmpty && word.isEmpty { continue }
             while word.count > width {
                 if !line.isEmpty { lines.append(line); line = "" }
                 lines.append(String(word.prefix(width)))

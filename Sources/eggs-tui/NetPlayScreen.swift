@@ -33,6 +33,9 @@ final class NetPlayScreen: Screen {
     private var results: MatchResults?
     private var resultsPending = false
     private var holding: Bool { MonotonicClock.now().nanoseconds < holdUntil }
+    /// Ticks since the last frame this screen asked for; a frame at least every `refreshTicks`.
+    private var ticksSinceRefresh = 0
+    static let refreshTicks = 30
     private let logger = Logger(label: "eggs.play")
     /// Set when the player leaves (q, Ctrl-C): the command ends.
     private(set) var quit = false
@@ -131,13 +134,20 @@ final class NetPlayScreen: Screen {
     }
 
     func tick() -> Bool {
-        let spectator = self.spectator, settings = self.settings, holding = self.holding
-        peer.withMatch { match, now in
+        let spectator = self.spectator, settings = self.settings, heldUp = holding
+        // The own grid changed when the tick made an input (gravity, a spawn, garbage landing).
+        let ownMoved = peer.withMatch { match, now -> Bool in
             // A spectator votes ready by itself once two players are in the room.
             if spectator { match.getReady(whenPlayers: 2, settings: settings, wantsToPlay: false) }
-            if !holding { match.tick(now: now) }
+            let before = match.owner.map { ($0.game, $0.inputsMade) }
+            if !heldUp { match.tick(now: now) }
+            let after = match.owner.map { ($0.game, $0.inputsMade) }
+            return before?.0 != after?.0 || before?.1 != after?.1
         }
-        var changed = false
+        // Remote moves wake the loop and redraw at once (WakePipe); otherwise only the own grid's
+        // changes, events and a refresh twice a second (link figures) need a frame.
+        ticksSinceRefresh += 1
+        var changed = ownMoved || ticksSinceRefresh >= Self.refreshTicks
         for event in peer.takeEvents() {
             changed = true
             switch event {
@@ -174,12 +184,15 @@ final class NetPlayScreen: Screen {
             gameBanner = nil
             finalGame = nil
             changed = true
+            // The next game's time counts from the end of the hold.
+            if gameStartedAt != nil { gameStartedAt = MonotonicClock.now().nanoseconds }
         }
         if bannerTicks > 0 {
             bannerTicks -= 1
             if bannerTicks == 0 { banner = nil; changed = true }
         }
-        return changed || peer.withMatch { match, _ in match.match != nil }
+        if changed { ticksSinceRefresh = 0 }
+        return changed
     }
 
     /// Totals the finished game into the match's figures and raises the game-over banner over
@@ -386,7 +399,16 @@ final class NetPlayScreen: Screen {
             row += 1
         }
         row += 1
-        row = putWrapped(row, "match settings (yours; the highest-ID proposal wins): speed \(settings.speed)  colours \(settings.colors)  best of \(settings.gamesPerMatch)", on: term)
+        // The settings that apply are the highest-ID ready peer's; shown to everyone as votes arrive.
+        var proposals = match.proposedSettings
+        if !match.isReady { proposals[peer.id] = settings }
+        if let chosen = proposals.keys.max(), let applied = proposals[chosen] {
+            let whose = chosen == peer.id ? (match.isReady ? "yours" : "yours, once you are ready") : "\(displayName(chosen))'s"
+            row = putWrapped(row, "match settings: speed \(applied.speed)  colours \(applied.colors)  best of \(applied.gamesPerMatch)  (\(whose): the highest-ID ready peer's apply)", on: term)
+        }
+        if !match.isReady && proposals.keys.max() != peer.id {
+            row = putWrapped(row, "your proposal: speed \(settings.speed)  colours \(settings.colors)  best of \(settings.gamesPerMatch)", on: term)
+        }
         if match.isReady {
             _ = putWrapped(row, "You are ready. The match starts when every peer in the room is ready.", on: term, bold: true)
         } else {

@@ -85,7 +85,8 @@ final class PracticeScreen: Screen {
         if !match.isOver { matchTicks += 1 }
         let events = match.tick()
         for event in events { note(event) }
-        return !events.isEmpty
+        // The title's clock shows whole seconds: a frame when it turns over.
+        return !events.isEmpty || match.gameTicks % 60 == 0
     }
 
     /// Keeps the match's tally and reacts to the end of a game or of the match.

@@ -207,8 +207,15 @@ struct GameScreenTests {
         usleep(5_000_000)
         #expect(session.screen() == results, "the results screen did not stay: \(session.screen())")
         session.send("r")
-        let rematch = try #require(session.waitFor("game 1 —"), "no rematch: \(session.screen())")
-        #expect(!rematch.contains("largest chain"))
+        #expect(session.waitFor("game 1 —") != nil, "no rematch: \(session.screen())")
+        // The frame may still be arriving when its title shows: wait for the results to go.
+        var gone = false
+        let deadline = Date().addingTimeInterval(5)
+        while !gone && Date() < deadline {
+            gone = !session.screen().contains("largest chain")
+            usleep(50_000)
+        }
+        #expect(gone, "the results stayed over the rematch: \(session.screen())")
         session.send("q")
         session.send("y")
         #expect(session.waitFor("EXIT=0") != nil, "screen: \(session.screen())")
@@ -219,7 +226,8 @@ struct GameScreenTests {
         let small = try TmuxSession(
             command: "\(Harness.binary) play --practice --seed 6 --name fit; echo EXIT=$?; sleep 60", width: 80, height: 24)
         defer { small.close() }
-        let screen = try #require(small.waitFor("fit"), "the game did not start: \(small.screen())")
+        // The key line is drawn last: once it shows, the whole frame is there.
+        let screen = try #require(small.waitFor("q quit"), "the game did not start: \(small.screen())")
         let lines = screen.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         let top = try #require(lines.first { $0.contains("┌") })
         let bottom = try #require(lines.first { $0.contains("└") })
@@ -239,7 +247,7 @@ struct GameScreenTests {
         let large = try TmuxSession(
             command: "\(Harness.binary) play --practice --seed 6 --name big; echo EXIT=$?; sleep 60", width: 120, height: 40)
         defer { large.close() }
-        let big = try #require(large.waitFor("big"), "the game did not start: \(large.screen())")
+        let big = try #require(large.waitFor("q quit"), "the game did not start: \(large.screen())")
         let border = "┌" + String(repeating: "─", count: 24) + "┐"
         #expect(big.components(separatedBy: border).count == 3, "no 4x2 cells: \(big)")
         #expect(Harness.gridBottomRows(big).map(\.count) == [24, 24])
@@ -264,6 +272,33 @@ struct GameScreenTests {
         }
         session.send("q")
         #expect(session.waitFor("EXIT=0") != nil)
+    }
+
+    @Test("the lobby shows everyone which settings the match will use: the highest-ID ready peer's")
+    func lobbyShowsAppliedSettings() throws {
+        let port = Int.random(in: 20_000...60_000)
+        let state = try BotAndReplayTests.temporaryDirectory("lobby-settings")
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let common = "play --interface 127.0.0.1 --port \(port) --room set-\(port)"
+        let alice = try TmuxSession(
+            command: "\(Harness.binary) \(common) --name alice --id a1 --speed 2; echo EXIT=$?; sleep 60",
+            environment: ["XDG_STATE_HOME": state])
+        defer { alice.close() }
+        let bob = try TmuxSession(
+            command: "\(Harness.binary) \(common) --name bob --id b2 --speed 7 --best-of 3; echo EXIT=$?; sleep 60",
+            environment: ["XDG_STATE_HOME": state])
+        defer { bob.close() }
+        #expect(alice.waitFor("bob") != nil, "alice's lobby never listed bob: \(alice.screen())")
+        #expect(bob.waitFor("alice") != nil, "bob's lobby never listed alice: \(bob.screen())")
+        bob.send("r")
+        #expect(alice.waitFor("match settings: speed 7  colours 4  best of 3  (bob's") != nil, "alice's lobby: \(alice.screen())")
+        #expect(alice.waitFor("your proposal: speed 2") != nil, "alice's lobby: \(alice.screen())")
+        alice.send("r")
+        #expect(alice.waitFor("speed 7") != nil && alice.waitFor("best of 3") != nil, "alice's match: \(alice.screen())")
+        alice.send("q")
+        alice.send("y")
+        bob.send("q")
+        bob.send("y")
     }
 
     @Test("the lobby's b starts a practice match against a local bot; leaving it returns to the lobby")

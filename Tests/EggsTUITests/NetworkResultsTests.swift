@@ -1,0 +1,56 @@
+import Foundation
+import Testing
+
+/// A whole network match in tmux (multicast on 127.0.0.1 only): the game-over banner, the results
+/// screen, a rematch, and what a spectator is shown.
+@Suite("network results in tmux", .serialized, .enabled(if: Harness.hasTmux, "tmux is not installed (scripts/setup.sh installs it)"))
+struct NetworkResultsTests {
+    @Test("network: the results stay until a key, a rematch starts at game 1, a spectator sees only its own key")
+    func resultsAndRematch() throws {
+        let port = Int.random(in: 20_000...60_000)
+        let state = try BotAndReplayTests.temporaryDirectory("net-results")
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let common = "play --interface 127.0.0.1 --port \(port) --room res-\(port) --speed 9"
+        let alice = try TmuxSession(command: "\(Harness.binary) \(common) --name alice --id a1; echo EXIT=$?; sleep 60",
+                                    environment: ["XDG_STATE_HOME": state])
+        defer { alice.close() }
+        let bob = try TmuxSession(command: "\(Harness.binary) \(common) --name bob --id b2; echo EXIT=$?; sleep 60",
+                                  environment: ["XDG_STATE_HOME": state])
+        defer { bob.close() }
+        let carol = try TmuxSession(command: "\(Harness.binary) \(common) --name carol --id c3 --spectate; echo EXIT=$?; sleep 60",
+                                    environment: ["XDG_STATE_HOME": state])
+        defer { carol.close() }
+        #expect(alice.waitFor("carol") != nil && alice.waitFor("bob") != nil, "alice's lobby: \(alice.screen())")
+        alice.send("r")
+        bob.send("r")
+        #expect(alice.waitFor("game 1,") != nil, "no match started: \(alice.screen())")
+        // The spectator's key line names its one key, no moves.
+        let watching = carol.waitForLine(matching: "^watching +q leave")
+        #expect(watching != nil, "carol's key line: \(carol.screen())")
+        #expect(!(carol.screen().contains("rotate")), "carol is shown the players' keys: \(carol.screen())")
+        // Alice stacks her pairs at once: she tops out first and bob wins the game and the match.
+        for _ in 0..<14 {
+            alice.send("Space")
+            usleep(60_000)
+        }
+        let banner = bob.waitFor("alice topped out")
+        #expect(banner?.contains("you win game 1!") == true, "bob's banner: \(banner ?? bob.screen())")
+        let results = try #require(bob.waitFor("largest chain", seconds: 15), "no results on bob's screen: \(bob.screen())")
+        #expect(results.contains("You win the match!"), "bob's results: \(results)")
+        #expect(alice.waitFor("You lose: bob wins the match.", seconds: 15) != nil, "alice's results: \(alice.screen())")
+        #expect(carol.waitFor("bob wins the match.", seconds: 15) != nil, "carol's results: \(carol.screen())")
+        usleep(4_000_000)
+        #expect(bob.screen().contains("largest chain"), "bob's results did not stay: \(bob.screen())")
+        alice.send("r")
+        bob.send("r")
+        carol.send("x")
+        let rematch = alice.waitFor("game 1,")
+        #expect(rematch != nil, "the rematch did not start at game 1: \(alice.screen())")
+        for session in [alice, bob] {
+            session.send("q")
+            session.send("y")
+        }
+        carol.send("q")
+        #expect(alice.waitFor("EXIT=0") != nil)
+    }
+}
