@@ -112,7 +112,8 @@ struct CastTests {
         let itself = try Harness.run(["replay", "\(directory)/bad.jsonl", "--cast", "\(directory)/bad.jsonl"])
         #expect(itself.status == 2)
         #expect(try String(contentsOfFile: "\(directory)/bad.jsonl", encoding: .utf8) == "not a log\n", "the log was overwritten")
-        let header = #"{"format":"eggs-log","version":1,"peer":"00000000000000aa","room":"eggs","rules":"sfe"}"#
+        // A sealed header alone (its digest: SHA-256 of "eggs-log-v2", 16 zero bytes and the line).
+        let header = #"{"format":"eggs-log","version":2,"peer":"00000000000000aa","room":"eggs","rules":"sfe","d":"c6ec790751dfafef4bc7d3d728b201a0"}"#
         try (header + "\n").write(toFile: "\(directory)/empty.jsonl", atomically: true, encoding: .utf8)
         let unwritable = try Harness.run(["replay", "\(directory)/empty.jsonl", "--cast", "\(directory)/no/such/dir/x.cast"])
         #expect(unwritable.status == 2)

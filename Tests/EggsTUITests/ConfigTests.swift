@@ -117,7 +117,7 @@ struct ConfigTests {
         let screen = try #require(session.waitFor("ada-cfg"), "screen: \(session.screen())")
         #expect(screen.contains("w hard drop"), "screen: \(screen)")
         #expect(screen.contains("o pause"), "screen: \(screen)")
-        #expect(screen.contains("a→ move"), "screen: \(screen)")
+        #expect(screen.contains("a/→ move"), "screen: \(screen)")
         session.send("q")
         session.send("y")
         #expect(session.waitFor("EXIT=0", seconds: 10) != nil, "screen: \(session.screen())")
