@@ -29,10 +29,11 @@ struct CastRecorder {
 
     let path: String
     let speed: Double
+    var passphrase: String?
 
     /// Replays the log at `path` and writes the recording to `output`.
     func record(to output: String) throws -> Summary {
-        let log = try LoadedLog(path: path)
+        let log = try LoadedLog(path: path, passphrase: passphrase)
         var header = MatchPeerConfig(id: log.header, name: "replay", role: .spectator, voteSeed: 0)
         header.eventsMax = 1 << 20
         var replica = MatchPeer(config: header)
@@ -76,12 +77,12 @@ struct CastRecorder {
     }
 
     /// `replay LOG --cast FILE`: records, then prints one JSON line saying what was written.
-    static func run(log: String, speed: Double, output: String) throws {
+    static func run(log: String, speed: Double, output: String, passphrase: String? = nil) throws {
         if let logPath = realpath(log, nil), let castPath = realpath(output, nil) {
             defer { free(logPath); free(castPath) }
             if strcmp(logPath, castPath) == 0 { throw CommandFailure.badInput("--cast \(output) is the log itself") }
         }
-        let summary = try CastRecorder(path: log, speed: speed).record(to: output)
+        let summary = try CastRecorder(path: log, speed: speed, passphrase: passphrase).record(to: output)
         let json = JSONValue.object([
             ("cast", .string(output)), ("frames", .int(Int64(summary.frames))),
             ("markers", .int(Int64(summary.markers.count))), ("seconds", .double((summary.seconds * 1000).rounded() / 1000)),
@@ -96,19 +97,21 @@ struct CastRecorder {
 }
 
 /// A message log read whole: the recording peer and its delivered events with their times.
+/// A whole message log read into memory and checked line by line (the terminal replay and the
+/// cast recorder both start from one).
 struct LoadedLog {
     var header: PeerID
     var events: [(event: PeerNetEvent, at: Int64)] = []
     var truncatedAtLine: Int?
 
-    init(path: String) throws {
+    init(path: String, passphrase: String? = nil) throws {
         let fd = open(path, O_RDONLY)
         guard fd >= 0 else { throw CommandFailure.badInput("cannot open '\(path)': \(String(cString: strerror(errno)))") }
         defer { close(fd) }
         guard let bytes = FileHandleOutput.readAll(fd, limit: ReplayScreen.logBytesMax) else {
             throw CommandFailure.badInput("cannot read '\(path)', or it is over \(ReplayScreen.logBytesMax) bytes")
         }
-        var reader = LogReader()
+        var reader = LogReader(passphrase: passphrase)
         reader.receive(bytes)
         reader.finish()
         var header: PeerID?
@@ -125,7 +128,8 @@ struct LoadedLog {
             case .truncated(let line):
                 truncatedAtLine = line
                 break reading
-            case .needData, .end, .closed: break reading
+            case .closed: break  // the end line: whatever follows it is damage the reader names
+            case .needData, .end: break reading
             }
         }
         guard let header else { throw CommandFailure.badInput("\(path): line 1: not an eggs log header") }

@@ -50,7 +50,7 @@ extension EggsCommand {
         }
 
         func run() throws {
-            if let cast { return try CastRecorder.run(log: log, speed: speed, output: cast) }
+            if let cast { return try CastRecorder.run(log: log, speed: speed, output: cast, passphrase: effectivePassphrase) }
             if verify {
                 try runVerify()
             } else {

@@ -31,34 +31,10 @@ final class ReplayScreen: Screen {
         self.path = path
         self.speed = speed
         self.glyphs = Glyphs(unicode: unicode)
-        var reader = LogReader(passphrase: passphrase)
-        let fd = open(path, O_RDONLY)
-        guard fd >= 0 else { throw CommandFailure.badInput("cannot open '\(path)': \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        guard let bytes = FileHandleOutput.readAll(fd, limit: Self.logBytesMax) else {
-            throw CommandFailure.badInput("cannot read '\(path)', or it is over \(Self.logBytesMax) bytes")
-        }
-        reader.receive(bytes)
-        reader.finish()
-        var header: PeerID?
-        reading: while true {
-            let next: LogReaderEvent
-            do {
-                next = try reader.nextEvent()
-            } catch {
-                throw CommandFailure.badInput("\(path): \(error)")
-            }
-            switch next {
-            case .header(let peer, _, _): header = peer
-            case .event(let event, let at, _): events.append((event, at))
-            case .truncated(let line):
-                truncatedAt = line
-                break reading
-            case .closed: break
-            case .needData, .end: break reading
-            }
-        }
-        guard let header else { throw CommandFailure.badInput("\(path): line 1: not an eggs log header") }
+        let log = try LoadedLog(path: path, passphrase: passphrase)
+        events = log.events
+        truncatedAt = log.truncatedAtLine
+        let header = log.header
         var config = MatchPeerConfig(id: header, name: "replay", role: .spectator, voteSeed: 0)
         config.eventsMax = 1 << 20
         replica = MatchPeer(config: config)
