@@ -194,7 +194,13 @@ public struct MatchPeer: Sendable {
             if isSynced { resetToEmpty() }
             isSynced = false
             buffered.removeAll()
-            let others = Set(firstView ? newView.members : Array(syncedMembers.intersection(newView.members)))
+            // Who holds room state for this view: for a peer new to it (its first view, or a
+            // group of its own merged into another), every member not new to the view; for a
+            // member still waiting for a snapshot, the members it knew to be synced. A peer that
+            // founded a room of its own before it heard of the others drops that state here and
+            // takes the others' from their snapshot: two rooms never run side by side in one view.
+            let joinsOthers = firstView || newView.joined.contains(config.id)
+            let others = Set(joinsOthers ? newView.members : Array(syncedMembers.intersection(newView.members)))
                 .subtracting(newView.joined).subtracting([config.id])
             syncedMembers = others
             unheard = Set(newView.members).subtracting(others)
