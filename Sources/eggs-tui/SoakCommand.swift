@@ -1,6 +1,7 @@
 import ArgumentParser
 import Consensus
 import EggGame
+import EggPrimitives
 import PeerNet
 import PeerNetUDP
 #if canImport(Glibc)
@@ -348,6 +349,3 @@ struct SoakFleet {
         return pid
     }
 }
-
-/// 16 lowercase hex digits, as IDs and decided values are written everywhere.
-func hex16(_ value: UInt64) -> String { PeerID(value).hex }

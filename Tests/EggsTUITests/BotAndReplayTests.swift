@@ -1,8 +1,9 @@
+import EggTestSupport
 import Foundation
 import Testing
 
 /// Bots over real sockets (multicast on 127.0.0.1 only) and replay of their logs.
-@Suite("bots and replay", .serialized)
+@Suite("bots and replay", .serialized, .tags(.slow), .slowTier)
 struct BotAndReplayTests {
     struct Summary {
         var peer: String
@@ -36,7 +37,7 @@ struct BotAndReplayTests {
 
     /// Runs `count` bot processes in one room until each played `games` games.
     static func runBots(processes: Int, games: Int, directory: String, level: String = "medium") throws -> [Summary] {
-        let port = Int.random(in: 20_000...60_000)
+        let port = TestPorts.next()
         var runs: [Process] = []
         for index in 0..<processes {
             let process = Process()
@@ -96,7 +97,7 @@ struct BotAndReplayTests {
     func spectatorsWatch() throws {
         let directory = try Self.temporaryDirectory("watchers")
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let port = Int.random(in: 20_000...60_000)
+        let port = TestPorts.next()
         let result = try Harness.run([
             "bot", "--interface", "127.0.0.1", "--port", "\(port)", "--room", "watch-\(port)", "--count", "2",
             "--spectators", "2", "--players", "2", "--games", "1", "--speed", "9", "--seconds", "120",
@@ -123,7 +124,7 @@ struct BotAndReplayTests {
     func watchersAloneWait() throws {
         let directory = try Self.temporaryDirectory("watchers-alone")
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let port = Int.random(in: 20_000...60_000)
+        let port = TestPorts.next()
         let result = try Harness.run([
             "bot", "--interface", "127.0.0.1", "--port", "\(port)", "--room", "alone-\(port)", "--count", "0",
             "--spectators", "2", "--seconds", "4", "--log", "\(directory)/peer.jsonl", "--summary", "\(directory)/summary.json",

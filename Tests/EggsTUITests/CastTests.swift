@@ -1,10 +1,11 @@
+import EggTestSupport
 import Foundation
 import Testing
 
 /// `eggs-tui replay LOG --cast FILE`: an asciicast v2 recording of a real bot match, played
 /// back by the asciinema package (`asciinema cat`, installed by scripts/setup.sh), with a
 /// marker at every chain of 3 or more.
-@Suite("asciicast recordings", .serialized)
+@Suite("asciicast recordings", .serialized, .tags(.slow), .slowTier)
 struct CastTests {
     struct Event {
         var time: Double
@@ -44,7 +45,7 @@ struct CastTests {
     func botMatchCast() throws {
         let directory = try BotAndReplayTests.temporaryDirectory("cast")
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let port = Int.random(in: 20_000...60_000)
+        let port = TestPorts.next()
         let bots = try Harness.run([
             "bot", "--interface", "127.0.0.1", "--port", "\(port)", "--room", "cast-\(port)", "--count", "2",
             "--players", "2", "--games", "2", "--level", "insane", "--speed", "9", "--seconds", "50", "--id", "a00",

@@ -1,3 +1,4 @@
+import EggTestSupport
 import Foundation
 import Testing
 
@@ -36,10 +37,10 @@ struct DetailsTests {
         #expect(!fixed.stderr.contains("bound to both"), "stderr: \(fixed.stderr)")
     }
 
-    @Test("bot prints one line per finished game; --quiet prints none")
+    @Test("bot prints one line per finished game; --quiet prints none", .tags(.slow), .slowTier)
     func botGameLines() throws {
         for quiet in [false, true] {
-            let port = Int.random(in: 20_000...60_000)
+            let port = TestPorts.next()
             let state = try BotAndReplayTests.temporaryDirectory("botlines")
             defer { try? FileManager.default.removeItem(atPath: state) }
             let result = try Harness.run(

@@ -1,9 +1,10 @@
+import EggTestSupport
 import Foundation
 import Testing
 
 /// What a player meets in the terminal: pause, the too-small notice, the lobby's practice key,
 /// a plain-ASCII locale and the egg colours, driven end to end in tmux.
-@Suite("game screens in tmux", .serialized, .enabled(if: Harness.hasTmux, "tmux is not installed (scripts/setup.sh installs it)"))
+@Suite("game screens in tmux", .serialized, .enabled(if: Harness.hasTmux, "tmux is not installed (scripts/setup.sh installs it)"), .tags(.slow), .slowTier)
 struct GameScreenTests {
     /// The screen's lines, joined with spaces (for text the game word-wraps).
     static func joined(_ screen: String) -> String {
@@ -258,7 +259,7 @@ struct GameScreenTests {
 
     @Test("the lobby at 80x24: the settings and every key are shown, wrapped rather than cut")
     func lobbyFits() throws {
-        let port = Int.random(in: 20_000...60_000)
+        let port = TestPorts.next()
         let state = try BotAndReplayTests.temporaryDirectory("lobby-fit")
         defer { try? FileManager.default.removeItem(atPath: state) }
         let session = try TmuxSession(
@@ -276,7 +277,7 @@ struct GameScreenTests {
 
     @Test("the lobby shows everyone which settings the match will use: the highest-ID ready peer's")
     func lobbyShowsAppliedSettings() throws {
-        let port = Int.random(in: 20_000...60_000)
+        let port = TestPorts.next()
         let state = try BotAndReplayTests.temporaryDirectory("lobby-settings")
         defer { try? FileManager.default.removeItem(atPath: state) }
         let common = "play --interface 127.0.0.1 --port \(port) --room set-\(port)"
@@ -303,7 +304,7 @@ struct GameScreenTests {
 
     @Test("the lobby's b starts a practice match against a local bot; leaving it returns to the lobby")
     func lobbyPractice() throws {
-        let port = Int.random(in: 20_000...60_000)
+        let port = TestPorts.next()
         let state = try BotAndReplayTests.temporaryDirectory("lobby-b")
         defer { try? FileManager.default.removeItem(atPath: state) }
         let session = try TmuxSession(

@@ -1,3 +1,4 @@
+import EggTestSupport
 import Foundation
 import Testing
 
@@ -6,7 +7,7 @@ import Testing
 /// page comes from swift-argument-parser's generate-manual plugin each time; the plugin's
 /// build of the already built package is incremental. The swift calls pass --ignore-lock
 /// (EGGS_SWIFTPM_FLAGS), since `swift test` holds the build folder's lock meanwhile.
-@Suite("install and package", .serialized)
+@Suite("install and package", .serialized, .tags(.slow), .slowTier)
 struct InstallTests {
     /// The package root: the folder above `.build` holding this test bundle.
     static var packageRoot: String {

@@ -1,9 +1,10 @@
+import EggTestSupport
 import Foundation
 import Testing
 
 /// Soak runs: bot peers as separate processes. Multicast stays on 127.0.0.1, or inside a
 /// private network namespace the test creates.
-@Suite("soak", .serialized)
+@Suite("soak", .serialized, .tags(.slow), .slowTier)
 struct SoakTests {
     static func verdict(_ stdout: String) -> [String: Any]? {
         guard let line = stdout.split(separator: "\n").last else { return nil }
@@ -13,7 +14,7 @@ struct SoakTests {
     @Test("a 60 s soak of 4 peers with churn on 127.0.0.1 passes its verdict")
     func soakWithChurn() throws {
         let directory = NSTemporaryDirectory() + "eggs-soak-\(getpid())-\(Int.random(in: 0...1_000_000))"
-        let port = Int.random(in: 20_000...60_000)
+        let port = TestPorts.next()
         let result = try Harness.run(
             ["soak", "--interface", "127.0.0.1", "--port", "\(port)", "--room", "soak-\(port)", "--peers", "4",
              "--seconds", "60", "--churn", "--dir", directory, "--seed", "\(port)"],

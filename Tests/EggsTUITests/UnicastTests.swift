@@ -1,9 +1,10 @@
+import EggTestSupport
 import Foundation
 import Testing
 
 /// `--peer HOST[:PORT]` and `--no-multicast`: bot matches where multicast does not reach,
 /// the second player knowing nobody's address (it learns the first's from its announcement).
-@Suite("unicast peers", .serialized)
+@Suite("unicast peers", .serialized, .tags(.slow), .slowTier)
 struct UnicastTests {
     struct Bot {
         var games: Int
@@ -37,7 +38,7 @@ struct UnicastTests {
     func loopbackNoMulticast() throws {
         let directory = try BotAndReplayTests.temporaryDirectory("unicast")
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let portA = Int.random(in: 20_000...40_000), portB = portA + 1
+        let portA = TestPorts.next(count: 2), portB = portA + 1
         func bot(_ name: String, port: Int, id: String, extra: [String]) throws -> Process {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: Harness.binary)
