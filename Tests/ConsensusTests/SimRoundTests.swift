@@ -17,19 +17,6 @@ func simSeeds(chunk: Int, defaultCount: Int) -> [UInt64] {
     SwarmSeeds.current.seeds(chunk: chunk, defaultCount: defaultCount)
 }
 
-/// Runs `run` on the chunk's seeds until one fails, and expects none to: a failure names the
-/// command that reruns its seed (tests matching `filter`) and the call that reproduces it (`reproduce`).
-func expectSeedsPass(chunk: Int, defaultCount: Int, filter: String, reproduce: (UInt64) -> String, _ run: (UInt64) -> [String]) {
-    for seed in simSeeds(chunk: chunk, defaultCount: defaultCount) {
-        let failures = run(seed)
-        #expect(failures.isEmpty, """
-            rerun with \(SwarmSeeds.rerunCommand(seed: seed, filter: filter)) (or call \(reproduce(seed))):
-            \(failures.prefix(5).joined(separator: "\n"))
-            """)
-        if !failures.isEmpty { break }
-    }
-}
-
 /// Round latency on the simulated network: for every egg round, the virtual time from the first
 /// vote any peer sent for it (or from the deciding life's boot, if later: a restarted peer cannot
 /// have waited before it existed) to the moment each peer (each life) decided it.

@@ -58,15 +58,9 @@ struct BotAndReplayTests {
         return try (0..<processes).flatMap { try readSummary("\(directory)/summary\($0).json") }
     }
 
-    static func temporaryDirectory(_ name: String) throws -> String {
-        let path = NSTemporaryDirectory() + "eggs-\(name)-\(getpid())-\(Int.random(in: 0...1_000_000))"
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
-    }
-
     @Test("three bot processes on 127.0.0.1 play whole matches; their logs verify and agree")
     func threeBotsPlayAndAgree() throws {
-        let directory = try Self.temporaryDirectory("bots")
+        let directory = try Harness.temporaryDirectory("bots")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let bots = try Self.runBots(processes: 3, games: 2, directory: directory)
         #expect(bots.count == 3)
@@ -95,7 +89,7 @@ struct BotAndReplayTests {
 
     @Test("bot --spectators: watchers in the bots' process start with them, check every checkpoint and log the same match")
     func spectatorsWatch() throws {
-        let directory = try Self.temporaryDirectory("watchers")
+        let directory = try Harness.temporaryDirectory("watchers")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let port = TestPorts.next()
         let result = try Harness.run([
@@ -122,7 +116,7 @@ struct BotAndReplayTests {
 
     @Test("watchers alone in a room wait quietly for players instead of voting starts that fail")
     func watchersAloneWait() throws {
-        let directory = try Self.temporaryDirectory("watchers-alone")
+        let directory = try Harness.temporaryDirectory("watchers-alone")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let port = TestPorts.next()
         let result = try Harness.run([
@@ -142,7 +136,7 @@ struct BotAndReplayTests {
 
     @Test("replay --verify: good, edited checkpoint, removed message, truncated line, corrupt line")
     func replayChecksLogs() throws {
-        let directory = try Self.temporaryDirectory("replay")
+        let directory = try Harness.temporaryDirectory("replay")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let bots = try Self.runBots(processes: 2, games: 1, directory: directory)
         let log = try #require(bots.first?.log)

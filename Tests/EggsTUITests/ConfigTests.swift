@@ -8,7 +8,7 @@ import Testing
 struct ConfigTests {
     /// A fresh XDG_CONFIG_HOME holding `eggs/config.toml` with `text`.
     static func configHome(_ text: String) throws -> String {
-        let home = try BotAndReplayTests.temporaryDirectory("config")
+        let home = try Harness.temporaryDirectory("config")
         try FileManager.default.createDirectory(atPath: home + "/eggs", withIntermediateDirectories: true)
         try text.write(toFile: home + "/eggs/config.toml", atomically: true, encoding: .utf8)
         return home

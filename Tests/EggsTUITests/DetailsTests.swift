@@ -25,7 +25,7 @@ struct DetailsTests {
 
     @Test("a key bound to two actions is exit 2 naming the key and both actions")
     func conflictingKeys() throws {
-        let home = try BotAndReplayTests.temporaryDirectory("keys")
+        let home = try Harness.temporaryDirectory("keys")
         defer { try? FileManager.default.removeItem(atPath: home) }
         let result = try Harness.run(["play", "--practice", "--keys", "left=x"], environment: ["XDG_CONFIG_HOME": home])
         #expect(result.status == 2)
@@ -41,7 +41,7 @@ struct DetailsTests {
     func botGameLines() throws {
         for quiet in [false, true] {
             let port = TestPorts.next()
-            let state = try BotAndReplayTests.temporaryDirectory("botlines")
+            let state = try Harness.temporaryDirectory("botlines")
             defer { try? FileManager.default.removeItem(atPath: state) }
             let result = try Harness.run(
                 ["bot", "--interface", "127.0.0.1", "--port", "\(port)", "--room", "lines-\(port)", "--count", "2", "--players", "2",

@@ -65,7 +65,7 @@ struct GameScreenTests {
 
     @Test("replay: pause freezes the boards and the message counter for 5 s")
     func replayPauseFreezes() throws {
-        let directory = try BotAndReplayTests.temporaryDirectory("replay-pause")
+        let directory = try Harness.temporaryDirectory("replay-pause")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let bots = try BotAndReplayTests.runBots(processes: 2, games: 1, directory: directory)
         let log = try #require(bots.first?.log)
@@ -260,7 +260,7 @@ struct GameScreenTests {
     @Test("the lobby at 80x24: the settings and every key are shown, wrapped rather than cut")
     func lobbyFits() throws {
         let port = TestPorts.next()
-        let state = try BotAndReplayTests.temporaryDirectory("lobby-fit")
+        let state = try Harness.temporaryDirectory("lobby-fit")
         defer { try? FileManager.default.removeItem(atPath: state) }
         let session = try TmuxSession(
             command: "\(Harness.binary) play --interface 127.0.0.1 --port \(port) --room fit-\(port) --name narrow; echo EXIT=$?; sleep 60",
@@ -278,7 +278,7 @@ struct GameScreenTests {
     @Test("the lobby shows everyone which settings the match will use: the highest-ID ready peer's")
     func lobbyShowsAppliedSettings() throws {
         let port = TestPorts.next()
-        let state = try BotAndReplayTests.temporaryDirectory("lobby-settings")
+        let state = try Harness.temporaryDirectory("lobby-settings")
         defer { try? FileManager.default.removeItem(atPath: state) }
         let common = "play --interface 127.0.0.1 --port \(port) --room set-\(port)"
         let alice = try TmuxSession(
@@ -305,7 +305,7 @@ struct GameScreenTests {
     @Test("the lobby's b starts a practice match against a local bot; leaving it returns to the lobby")
     func lobbyPractice() throws {
         let port = TestPorts.next()
-        let state = try BotAndReplayTests.temporaryDirectory("lobby-b")
+        let state = try Harness.temporaryDirectory("lobby-b")
         defer { try? FileManager.default.removeItem(atPath: state) }
         let session = try TmuxSession(
             command: "\(Harness.binary) play --interface 127.0.0.1 --port \(port) --room solo-\(port) --name solo; echo EXIT=$?; sleep 60",

@@ -7,7 +7,7 @@ import Testing
 @Suite("logs and files", .serialized, .tags(.slow), .slowTier)
 struct LogFileTests {
     static func temporaryDirectory(_ name: String) throws -> String {
-        try BotAndReplayTests.temporaryDirectory(name)
+        try Harness.temporaryDirectory(name)
     }
 
     /// Arguments of a short bot run alone on 127.0.0.1 (no group ever forms: it only logs its view).

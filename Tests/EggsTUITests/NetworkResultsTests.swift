@@ -9,7 +9,7 @@ struct NetworkResultsTests {
     @Test("network: the results stay until a key, a rematch starts at game 1, a spectator sees only its own key")
     func resultsAndRematch() throws {
         let port = TestPorts.next()
-        let state = try BotAndReplayTests.temporaryDirectory("net-results")
+        let state = try Harness.temporaryDirectory("net-results")
         defer { try? FileManager.default.removeItem(atPath: state) }
         let common = "play --interface 127.0.0.1 --port \(port) --room res-\(port) --speed 9"
         let alice = try TmuxSession(command: "\(Harness.binary) \(common) --name alice --id a1; echo EXIT=$?; sleep 60",

@@ -59,23 +59,15 @@ struct SoakTests {
             nft add rule inet chaos in udp dport \(port) numgen random mod 100 '<' 20 drop
             exec "$0" soak --interface 127.0.0.1 --port \(port) --peers 3 --seconds 40 --dir "$1"
             """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
-        process.arguments = ["-rn", "sh", "-c", script, Harness.binary, directory]
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = ReadAll(out.fileHandleForReading), stderr = ReadAll(err.fileHandleForReading)
-        process.waitUntilExit()
-        let output = stdout.wait(), errors = stderr.wait()
-        #expect(process.terminationStatus == 0, "soak under loss failed: \(errors.suffix(2_000))")
+        let run = try Harness.runProcess("/usr/bin/unshare", ["-rn", "sh", "-c", script, Harness.binary, directory], timeoutSeconds: 300)
+        let output = run.stdout
+        #expect(run.status == 0, "soak under loss failed: \(run.stderr.suffix(2_000))")
         let verdict = try #require(Self.verdict(output), "no verdict: \(output)")
         #expect(verdict["ok"] as? Bool == true)
         #expect(verdict["mismatches"] as? Int == 0)
         #expect((verdict["roundsDecided"] as? Int ?? 0) > 20)
         // The loss is real: the peers had to repair.
-        let retransmissions = errors.split(separator: "\n").last { $0.hasPrefix("soak ") }.map(String.init) ?? ""
+        let retransmissions = run.stderr.split(separator: "\n").last { $0.hasPrefix("soak ") }.map(String.init) ?? ""
         #expect(!retransmissions.contains("retransmitted 0,"), "no retransmissions under 20 % loss: \(retransmissions)")
     }
 }

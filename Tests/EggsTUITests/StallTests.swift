@@ -45,8 +45,7 @@ struct StallTests {
 
     @Test("a lone bot waiting for 2 players exits 1 after about 15 s, naming that it never formed a group")
     func loneBotExitsOne() throws {
-        let directory = NSTemporaryDirectory() + "eggs-lone-\(getpid())-\(Int.random(in: 0...1_000_000))"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let directory = try Harness.temporaryDirectory("lone")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let port = TestPorts.next()
         let started = Date()

@@ -34,14 +34,8 @@ struct SwarmTests {
     @Test("swarm: 2-8 peers, up to 30 % loss, duplication, reordering: every message delivered to every member exactly once, in order",
           arguments: 0..<4)
     func reliabilitySwarm(chunk: Int) {
-        for seed in SwarmSeeds.current.seeds(chunk: chunk, defaultCount: 60) {
-            let failures = Self.runReliability(seed: seed)
-            #expect(failures.isEmpty, """
-                rerun with \(SwarmSeeds.rerunCommand(seed: seed, filter: "SwarmTests/reliabilitySwarm")) (or call SwarmTests.runReliability(seed: \(seed))):
-                \(failures.prefix(5).joined(separator: "\n"))
-                """)
-            if !failures.isEmpty { break }
-        }
+        expectSeedsPass(chunk: chunk, defaultCount: 60, filter: "SwarmTests/reliabilitySwarm",
+                        reproduce: { "SwarmTests.runReliability(seed: \($0))" }, Self.runReliability)
     }
 
     /// One seed of the fault swarm (partitions, crashes, restarts): safety, then liveness.
@@ -76,13 +70,7 @@ struct SwarmTests {
     @Test("swarm: partitions, crashes and restarts under loss: view synchrony holds and the group converges once faults stop",
           arguments: 0..<2)
     func faultSwarm(chunk: Int) {
-        for seed in SwarmSeeds.current.seeds(chunk: chunk, defaultCount: 20) {
-            let failures = Self.runFaults(seed: seed)
-            #expect(failures.isEmpty, """
-                rerun with \(SwarmSeeds.rerunCommand(seed: seed, filter: "SwarmTests/faultSwarm")) (or call SwarmTests.runFaults(seed: \(seed))):
-                \(failures.prefix(5).joined(separator: "\n"))
-                """)
-            if !failures.isEmpty { break }
-        }
+        expectSeedsPass(chunk: chunk, defaultCount: 20, filter: "SwarmTests/faultSwarm",
+                        reproduce: { "SwarmTests.runFaults(seed: \($0))" }, Self.runFaults)
     }
 }

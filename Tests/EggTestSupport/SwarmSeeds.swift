@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// Which seeds a simulation swarm test runs, read from the environment, and the command that
 /// reruns one of them.
@@ -11,15 +12,15 @@ import Foundation
 ///
 /// Chunk `c` (from 0) of a test with `count` seeds a chunk runs `base + c·count` up to
 /// `base + c·count + count − 1`.
-package struct SwarmSeeds: Sendable, CustomStringConvertible {
+public struct SwarmSeeds: Sendable, CustomStringConvertible {
     /// The first seed of chunk 0.
-    package let base: UInt64
+    public let base: UInt64
     /// Set when `EGGS_SIM_SEED` asks for exactly one seed.
-    package let only: UInt64?
+    public let only: UInt64?
     /// `EGGS_SIM_SEEDS`, when set.
-    package let perChunk: Int?
+    public let perChunk: Int?
 
-    package init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+    public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
         if environment["EGGS_SEED"] == "random" {
             base = UInt64.random(in: 1...UInt64(UInt32.max))
         } else {
@@ -30,14 +31,14 @@ package struct SwarmSeeds: Sendable, CustomStringConvertible {
     }
 
     /// Read once per test process, so every chunk of every swarm shares the (printed) base.
-    package static let current: SwarmSeeds = {
+    public static let current: SwarmSeeds = {
         let seeds = SwarmSeeds()
         print("simulation swarms: EGGS_SEED=\(seeds.base)\(seeds.only.map { " EGGS_SIM_SEED=\($0)" } ?? "")")
         return seeds
     }()
 
     /// The seeds of chunk `chunk` when a chunk runs `defaultCount` seeds unless `EGGS_SIM_SEEDS` says otherwise.
-    package func seeds(chunk: Int, defaultCount: Int) -> [UInt64] {
+    public func seeds(chunk: Int, defaultCount: Int) -> [UInt64] {
         precondition(chunk >= 0 && defaultCount >= 0, "chunk and count must not be negative")
         if let only { return chunk == 0 ? [only] : [] }
         let count = UInt64(perChunk ?? defaultCount)
@@ -46,12 +47,29 @@ package struct SwarmSeeds: Sendable, CustomStringConvertible {
     }
 
     /// Whether `EGGS_SIM_SEED` narrowed the run to one seed (tests skip their checks over many seeds then).
-    package var isSingleSeed: Bool { only != nil }
+    public var isSingleSeed: Bool { only != nil }
 
     /// The shell command that reruns `seed` of the test(s) matching `filter`.
-    package static func rerunCommand(seed: UInt64, filter: String) -> String {
+    public static func rerunCommand(seed: UInt64, filter: String) -> String {
         "EGGS_SIM_SEED=\(seed) swift test --skip-build --filter '\(filter)'"
     }
 
-    package var description: String { "EGGS_SEED=\(base)" }
+    public var description: String { "EGGS_SEED=\(base)" }
+}
+
+/// Runs `run` on the seeds of chunk `chunk` until one fails, and expects none to: a failure
+/// names the command that reruns its seed (tests matching `filter`) and the call that
+/// reproduces it in code (`reproduce`).
+public func expectSeedsPass(
+    chunk: Int, defaultCount: Int, filter: String, reproduce: (UInt64) -> String, _ run: (UInt64) -> [String],
+    sourceLocation: SourceLocation = #_sourceLocation
+) {
+    for seed in SwarmSeeds.current.seeds(chunk: chunk, defaultCount: defaultCount) {
+        let failures = run(seed)
+        #expect(failures.isEmpty, """
+            rerun with \(SwarmSeeds.rerunCommand(seed: seed, filter: filter)) (or call \(reproduce(seed))):
+            \(failures.prefix(5).joined(separator: "\n"))
+            """, sourceLocation: sourceLocation)
+        if !failures.isEmpty { break }
+    }
 }
