@@ -22,6 +22,8 @@ struct PinnedValueTests {
         #expect(MatchPeer.firstGame(of: MembershipView(id: 9, members: [PeerID(1)], key: 0)) == 0)
     }
 
+    /// Pinned on main 9ffdde1; a deliberate change of the message encoding (or of
+    /// `sampleMessages`) changes it (re-pin then).
     @Test("the binary encoding of every sample message is pinned (FNV-1a 64 of all of them)")
     func encodingPinned() {
         var all: [UInt8] = []

@@ -12,6 +12,7 @@ struct PeerNetPinnedValueTests {
         #expect(ReliableMulticast(config: PeerNetConfig(room: "", peerID: PeerID(1)), now: .zero).roomHash == 0xCBF2_9CE4_8422_2325)
     }
 
+    /// Pinned on main 9ffdde1; a deliberate change of the wire format changes it (re-pin then).
     @Test("a heartbeat, a data and a leave datagram are pinned byte for byte (header big-endian, CRC-32 trailer)")
     func datagramsPinned() {
         let envelope = Envelope(version: 2, kind: 0, room: 0x5391_9560_3A6B_ED0F, sender: PeerID(0xABCD), incarnation: 7, packetNumber: 0x0102_0304)
@@ -75,6 +76,9 @@ struct SimPinnedValueTests {
         return (records, hash)
     }
 
+    /// Pinned on main 9ffdde1 and unchanged by the move to EggPrimitives and swift-collections'
+    /// `Heap`. A deliberate change of PeerNet's behaviour (timers, view changes) changes it too:
+    /// then re-pin the printed values, after the swarms show the change is sound.
     @Test("a seed of the fault swarm is pinned: the same events at the same virtual times, the same packets delivered")
     func faultSwarmPinned() {
         let options = SimOptions.swarm(seed: 4242, peerCountMax: 5, withFaults: true)
