@@ -3,7 +3,8 @@ import PackageDescription
 
 let package = Package(
     name: "eggs",
-    platforms: [.macOS(.v15)],
+    // Linux only (Glibc, /proc, SOCK_CLOEXEC, ncursesw, nftables and namespaces in the tests): no
+    // `platforms` entry claims a macOS build that nobody builds or tests.
     products: [
         .executable(name: "eggs-tui", targets: ["eggs-tui"]),
         .library(name: "EggGame", targets: ["EggGame"]),
@@ -17,15 +18,19 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
-        // The rules engine: pure, deterministic, no dependencies.
-        .target(name: "EggGame"),
+        // One of each primitive (SplitMix64, FNV-1a 64, byte writers and readers, hex16): no dependencies.
+        .target(name: "EggPrimitives"),
+        // The rules engine: pure, deterministic, no dependencies but the primitives.
+        .target(name: "EggGame", dependencies: ["EggPrimitives"]),
         // Reliable ordered multicast with membership: a sans-I/O core (no sockets, no clock).
         .target(
             name: "PeerNet",
             dependencies: [
+                "EggPrimitives",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
@@ -43,10 +48,17 @@ let package = Package(
         // Voting rounds and the replicated match.
         .target(
             name: "Consensus",
-            dependencies: ["PeerNet", "EggGame", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: [
+                "PeerNet", "EggGame", "EggPrimitives",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ]
         ),
         // The deterministic simulated network (never NIO).
-        .target(name: "EggSim", dependencies: ["PeerNet", "Consensus", "EggGame"]),
+        .target(
+            name: "EggSim",
+            dependencies: ["PeerNet", "Consensus", "EggGame", "EggPrimitives", .product(name: "HeapModule", package: "swift-collections")]
+        ),
         .systemLibrary(
             name: "CNcurses",
             pkgConfig: "ncursesw",
@@ -55,23 +67,27 @@ let package = Package(
         .executableTarget(
             name: "eggs-tui",
             dependencies: [
-                "EggGame", "PeerNet", "PeerNetUDP", "Consensus", "CNcurses",
+                "EggGame", "EggPrimitives", "PeerNet", "PeerNetUDP", "Consensus", "CNcurses",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
-        .testTarget(name: "EggGameTests", dependencies: ["EggGame"]),
-        .testTarget(name: "PeerNetTests", dependencies: ["PeerNet", "PeerNetUDP", "EggSim"]),
-        .testTarget(name: "ConsensusTests", dependencies: ["Consensus", "EggSim", "EggGame", "PeerNet"]),
-        .testTarget(name: "EggsTUITests", dependencies: ["eggs-tui"]),
+        // What the test targets share: the slow-tier trait and the one port allocator.
+        .target(name: "EggTestSupport", path: "Tests/EggTestSupport"),
+        .testTarget(name: "EggPrimitivesTests", dependencies: ["EggPrimitives"]),
+        .testTarget(name: "EggGameTests", dependencies: ["EggGame", "EggTestSupport"]),
+        .testTarget(name: "PeerNetTests", dependencies: ["PeerNet", "PeerNetUDP", "EggSim", "EggPrimitives", "EggTestSupport"]),
+        .testTarget(name: "ConsensusTests", dependencies: ["Consensus", "EggSim", "EggGame", "EggPrimitives", "PeerNet", "EggTestSupport"]),
+        .testTarget(name: "EggsTUITests", dependencies: ["eggs-tui", "EggTestSupport"]),
         .executableTarget(
             name: "EggBenchmarks",
             dependencies: [
-                "EggGame", "PeerNet", "Consensus", "EggSim",
+                "EggGame", "EggPrimitives", "PeerNet", "Consensus", "EggSim",
                 .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "Benchmarks/EggBenchmarks",
@@ -81,7 +97,7 @@ let package = Package(
         .executableTarget(
             name: "eggs-netbench",
             dependencies: [
-                "PeerNet", "PeerNetUDP", "EggSim",
+                "EggPrimitives", "PeerNet", "PeerNetUDP", "EggSim",
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],

@@ -1,4 +1,5 @@
 import Benchmark
+import EggPrimitives
 import EggSim
 import PeerNet
 
@@ -84,8 +85,7 @@ private final class SimFlood {
 
     /// The `q` quantile of the virtual delivery latencies, in microseconds (nearest rank).
     func percentileMicroseconds(_ q: Double) -> Int {
-        let sorted = latencies.sorted()
-        return Int(sorted[min(sorted.count - 1, Int((q * Double(sorted.count)).rounded(.up)) - 1)] / 1000)
+        Int((nearestRank(q, ofSorted: latencies.sorted()) ?? 0) / 1000)
     }
 }
 

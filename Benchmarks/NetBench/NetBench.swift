@@ -1,4 +1,5 @@
 import ArgumentParser
+import EggPrimitives
 import Foundation
 import PeerNet
 import PeerNetUDP
@@ -111,11 +112,7 @@ struct Distribution: Codable, CustomStringConvertible {
     init(nanoseconds samples: [UInt64]) {
         let sorted = samples.sorted()
         count = sorted.count
-        func rank(_ q: Double) -> Double {
-            guard !sorted.isEmpty else { return 0 }
-            let index = Swift.min(sorted.count - 1, Swift.max(0, Int((q * Double(sorted.count)).rounded(.up)) - 1))
-            return Double(sorted[index]) / 1000
-        }
+        func rank(_ q: Double) -> Double { Double(nearestRank(q, ofSorted: sorted) ?? 0) / 1000 }
         p50 = rank(0.50)
         p90 = rank(0.90)
         p99 = rank(0.99)

@@ -8,5 +8,5 @@ public struct FinishedGame: Sendable {
     public var winner: PeerID?
     /// False when this peer joined during the game and did not mirror it (`mirrors` is empty).
     public var mirrored: Bool
-    public var mirrors: [PeerID: Mirror]
+    public var mirrors: [PeerID: PlayerMirror]
 }

@@ -1,4 +1,5 @@
 import EggGame
+import EggPrimitives
 import PeerNet
 
 extension MatchMessage {

@@ -1,10 +1,11 @@
 import EggGame
+import EggPrimitives
 import PeerNet
 
 extension MatchMessage {
     /// The compact binary encoding (≤ ``bytesMax`` bytes for every message the core produces).
     public func encoded() -> [UInt8] {
-        var w = ByteWriter()
+        var w = LEB128ByteWriter()
         switch self {
         case .hello(let hello):
             w.u8(Tag.hello.rawValue)
@@ -55,7 +56,7 @@ extension MatchMessage {
     /// truncated, trailing bytes). Never traps.
     public static func decode(_ bytes: [UInt8]) -> MatchMessage? {
         guard bytes.count <= bytesMax else { return nil }
-        var r = ByteReader(bytes)
+        var r = LEB128ByteReader(bytes)
         guard let raw = r.u8(), let tag = Tag(rawValue: raw) else { return nil }
         let message: MatchMessage?
         switch tag {
@@ -85,14 +86,14 @@ extension MatchMessage {
         return message
     }
 
-    private static func readHello(_ r: inout ByteReader) -> MatchMessage? {
+    private static func readHello(_ r: inout LEB128ByteReader) -> MatchMessage? {
         guard let name = r.string(maxBytes: Hello.nameBytesMax), let roleRaw = r.u8(),
               let role = PeerRole(rawValue: roleRaw), let version = r.varint(max: 65_535),
               let rules = r.string(maxBytes: rulesBytesMax) else { return nil }
         return .hello(Hello(name: name, role: role, protocolVersion: Int(version), rules: rules))
     }
 
-    private static func readVotes(_ r: inout ByteReader) -> MatchMessage? {
+    private static func readVotes(_ r: inout LEB128ByteReader) -> MatchMessage? {
         guard let game = r.varint(max: UInt64(UInt32.max)), let first = r.varint(max: UInt64(UInt32.max)),
               let count = r.varint(max: UInt64(votesPerMessageMax)), count > 0 else { return nil }
         var values: [UInt64] = []
@@ -105,13 +106,13 @@ extension MatchMessage {
         return .votes(game: UInt32(game), firstRound: UInt32(first), values: values)
     }
 
-    private static func readStart(_ r: inout ByteReader) -> MatchMessage? {
+    private static func readStart(_ r: inout LEB128ByteReader) -> MatchMessage? {
         guard let match = r.varint(max: UInt64(UInt32.max)), let settings = readSettings(&r),
               let play = r.u8(), play <= 1 else { return nil }
         return .startProposal(match: UInt32(match), settings: settings, wantsToPlay: play == 1)
     }
 
-    private static func readInputs(_ r: inout ByteReader) -> MatchMessage? {
+    private static func readInputs(_ r: inout LEB128ByteReader) -> MatchMessage? {
         guard let game = r.varint(max: UInt64(UInt32.max)),
               let count = r.varint(max: UInt64(inputsPerMessageMax)), count > 0 else { return nil }
         var items: [StreamInput] = []
@@ -129,7 +130,7 @@ extension MatchMessage {
         return .inputs(game: UInt32(game), items: items)
     }
 
-    private static func write(_ item: StreamInput, to w: inout ByteWriter) {
+    private static func write(_ item: StreamInput, to w: inout LEB128ByteWriter) {
         switch item {
         case .move(let move): w.u8(move.rawValue)
         case .spawn: w.u8(6)
@@ -139,19 +140,19 @@ extension MatchMessage {
         }
     }
 
-    private static func write(_ s: MatchSettings, to w: inout ByteWriter) {
+    private static func write(_ s: MatchSettings, to w: inout LEB128ByteWriter) {
         w.u8(UInt8(clamping: s.speed))
         w.u8(UInt8(clamping: s.colors))
         w.u8(UInt8(clamping: s.gamesPerMatch))
     }
 
-    private static func readSettings(_ r: inout ByteReader) -> MatchSettings? {
+    private static func readSettings(_ r: inout LEB128ByteReader) -> MatchSettings? {
         guard let speed = r.u8(), let colors = r.u8(), let games = r.u8() else { return nil }
         let settings = MatchSettings(speed: Int(speed), colors: Int(colors), gamesPerMatch: Int(games))
         return settings.isValid ? settings : nil
     }
 
-    private static func write(_ s: Snapshot, to w: inout ByteWriter) {
+    private static func write(_ s: Snapshot, to w: inout LEB128ByteWriter) {
         w.varint(s.view)
         w.varint(UInt64(s.matchRound))
         w.varint(UInt64(s.nextGame))
@@ -174,7 +175,7 @@ extension MatchMessage {
         w.varint(UInt64(m.frontier))
     }
 
-    private static func readSnapshot(_ r: inout ByteReader) -> Snapshot? {
+    private static func readSnapshot(_ r: inout LEB128ByteReader) -> Snapshot? {
         guard let view = r.varint(), let matchRound = r.varint(max: UInt64(UInt32.max)),
               let nextGame = r.varint(max: UInt64(UInt32.max)),
               let lobbyCount = r.varint(max: UInt64(Snapshot.lobbyEntriesMax)) else { return nil }

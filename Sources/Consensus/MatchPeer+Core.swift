@@ -1,4 +1,6 @@
+import DequeModule
 import EggGame
+import EggPrimitives
 import PeerNet
 
 /// One peer's replica of the room: lobby, votes, match, mirrored grids, and (for a player) its
@@ -12,7 +14,6 @@ public struct MatchPeer: Sendable {
     public private(set) var isSynced = false
     var syncedMembers: Set<PeerID> = []
     private(set) var buffered: [Delivery] = []
-    private var snapshotAtInstall: Snapshot?
     /// Members that (re)joined with no state and whose first `hello` since has not been
     /// delivered. Everything before it in their stream was sent by an earlier life of that
     /// stream (a survivor of a restart or a partition keeps playing its old game while cut off,
@@ -41,10 +42,8 @@ public struct MatchPeer: Sendable {
     public internal(set) var owner: OwnerState?
 
     // Outputs.
-    private(set) var outbox: [[UInt8]] = []
-    private(set) var outboxHead = 0
-    private(set) var events: [MatchEvent] = []
-    private(set) var eventsHead = 0
+    private(set) var outbox: Deque<[UInt8]> = []
+    private(set) var events: Deque<MatchEvent> = []
     public internal(set) var stats = MatchStats()
     /// Every decided egg value of every game this peer saw decided, in order (for replay output).
     public internal(set) var decisionsLog: [(game: UInt32, round: Int, value: UInt64)] = []
@@ -63,22 +62,17 @@ public struct MatchPeer: Sendable {
     /// The next payload to multicast (pass it to `ReliableMulticast.send`).
     public mutating func pollSend() -> [UInt8]? {
         defer { checkInvariants() }
-        guard outboxHead < outbox.count else { return nil }
-        defer {
-            outboxHead += 1
-            if outboxHead == outbox.count { outbox.removeAll(keepingCapacity: true); outboxHead = 0 }
-        }
-        return outbox[outboxHead]
+        return outbox.popFirst()
     }
 
     /// The next payload `pollSend()` would return, left queued (a driver whose send window is
     /// full leaves it here: that is the backpressure, see ``MatchPeerConfig/sendBackpressureAt``).
     public func peekSend() -> [UInt8]? {
-        outboxHead < outbox.count ? outbox[outboxHead] : nil
+        outbox.first
     }
 
     /// Own payloads waiting for ``pollSend()``.
-    public var pendingSendCount: Int { outbox.count - outboxHead }
+    public var pendingSendCount: Int { outbox.count }
 
     /// Whether the local player's grid holds still until the send queue drains (the peer is
     /// lagging: its sends are not taken as fast as it makes them).
@@ -87,18 +81,13 @@ public struct MatchPeer: Sendable {
     /// The next application event.
     public mutating func pollEvent() -> MatchEvent? {
         defer { checkInvariants() }
-        guard eventsHead < events.count else { return nil }
-        defer {
-            eventsHead += 1
-            if eventsHead == events.count { events.removeAll(keepingCapacity: true); eventsHead = 0 }
-        }
-        return events[eventsHead]
+        return events.popFirst()
     }
 
     mutating func emit(_ event: MatchEvent) {
         // Consecutive lobby notices say nothing more than one.
-        if event == .lobbyChanged, events.count > eventsHead, events.last == .lobbyChanged { return }
-        precondition(events.count - eventsHead < config.eventsMax,
+        if event == .lobbyChanged, events.last == .lobbyChanged { return }
+        precondition(events.count < config.eventsMax,
                      "\(config.eventsMax) match events not polled: the driver must drain pollEvent() after every call")
         events.append(event)
     }
@@ -148,7 +137,6 @@ public struct MatchPeer: Sendable {
         if isSynced { resetToEmpty() }
         stats.staleUnsent += pendingSendCount
         outbox.removeAll()
-        outboxHead = 0
         view = nil
         isSynced = false
         syncedMembers = []
@@ -232,7 +220,6 @@ public struct MatchPeer: Sendable {
         applyView(newView, reset: !unsynced.isEmpty)
         guard !unsynced.isEmpty else { return }
         let snapshot = makeSnapshot(viewID: newView.id)
-        snapshotAtInstall = snapshot
         if syncedMembers.max() == config.id { send(.snapshot(snapshot)) }
         resendVotesAfterReset()
     }
@@ -240,7 +227,7 @@ public struct MatchPeer: Sendable {
     /// Re-evaluates every open vote with the view's members; with `reset`, drops undecided votes.
     private mutating func applyView(_ newView: MembershipView, reset: Bool) {
         let members = newView.members
-        for gone in newView.departed where match?.players.contains(gone) == true { match!.out.insert(gone) }
+        for gone in newView.departed where match?.players.contains(gone) == true { match!.leftDuringGame.insert(gone) }
         lobby = lobby.filter { members.contains($0.key) }
         for key in startVotes.keys.sorted() { startVotes[key]!.install(members: members, reset: false) }
         for game in rounds.keys.sorted() {
@@ -275,10 +262,7 @@ public struct MatchPeer: Sendable {
     /// from 0. Game numbers wrap around: every comparison of them is modular.
     static func firstGame(of view: MembershipView) -> UInt32 {
         guard view.key != 0 else { return 0 }
-        var z = view.key &+ view.id &* 0x9E37_79B9_7F4A_7C15
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return UInt32(truncatingIfNeeded: z ^ (z >> 31))
+        return UInt32(truncatingIfNeeded: SplitMix64.mix(view.key &+ view.id &* SplitMix64.gamma))
     }
 
     private mutating func resendVotesAfterReset() {
@@ -286,7 +270,7 @@ public struct MatchPeer: Sendable {
         if let vote = myStart[matchRound], !(startVotes[matchRound]?.isDecided ?? false) {
             send(.startProposal(match: matchRound, settings: vote.settings, wantsToPlay: vote.wantsToPlay))
         }
-        if let m = match, let mine = m.myGameOverVote, !m.gameOver.isDecided {
+        if let m = match, case .cast(let mine) = m.myGameOverVote, !m.gameOver.isDecided {
             send(.gameOverVote(game: m.game, winner: mine))
         }
     }
@@ -295,7 +279,6 @@ public struct MatchPeer: Sendable {
         // Own payloads not handed to the driver yet are about the state dropped here.
         stats.staleUnsent += pendingSendCount
         outbox.removeAll()
-        outboxHead = 0
         lobby = [:]
         matchRound = 0
         nextGame = 0
@@ -463,8 +446,8 @@ public struct MatchPeer: Sendable {
         }
         if match != nil && game == match!.game {
             if !match!.gameOver.receive(from: from, value: winner, members: members) { stats.duplicateVotes += 1 }
-            if !match!.mirrored && match!.myGameOverVote == nil {
-                match!.myGameOverVote = .some(nil)
+            if !match!.mirrored && match!.myGameOverVote == .notCast {
+                match!.myGameOverVote = .cast(winner: nil)
                 send(.gameOverVote(game: game, winner: nil))
             }
         } else if game == nextGame, futureGameOver[from] == nil {
@@ -483,7 +466,7 @@ public struct MatchPeer: Sendable {
             // A player that left the view during this game is out of it for good. Its stream was
             // cut at the departure; what it sends after coming back (a healed partition delivers
             // the sends it queued while blocked) does not continue the cut stream.
-            guard !m.out.contains(from) else {
+            guard !m.leftDuringGame.contains(from) else {
                 stats.ignoredMessages += 1
                 return
             }
@@ -494,12 +477,12 @@ public struct MatchPeer: Sendable {
                 match!.spawnedBase[from, default: 0] += spawns
                 return
             }
-            guard match!.mirrors[from]!.queue.count + items.count <= Mirror.queueMax else {
+            guard match!.mirrors[from]!.queue.count + items.count <= PlayerMirror.queueMax else {
                 stats.ignoredMessages += 1
                 return
             }
             match!.mirrors[from]!.queue.append(contentsOf: items)
-        } else if futureItems[from, default: []].count + items.count <= Mirror.queueMax {
+        } else if futureItems[from, default: []].count + items.count <= PlayerMirror.queueMax {
             futureItems[from, default: []].append(contentsOf: items)
         }
     }

@@ -6,9 +6,7 @@ extension MatchPeer {
     /// what comes off the wire is validated and dropped before it reaches the state. Cheap:
     /// proportional to players and namespaces, never to queue lengths.
     func checkInvariants() {
-        precondition(outboxHead <= outbox.count, "the send queue head is inside the queue")
-        precondition(eventsHead <= events.count, "the event queue head is inside the queue")
-        precondition(events.count - eventsHead <= config.eventsMax, "at most eventsMax events wait")
+        precondition(events.count <= config.eventsMax, "at most eventsMax events wait")
         precondition(buffered.count <= Self.bufferedMax, "at most bufferedMax deliveries wait for a snapshot")
         precondition(!isSynced || buffered.isEmpty, "a synced peer buffers nothing")
         if !isSynced {
@@ -35,12 +33,11 @@ extension MatchPeer {
     private func checkMatchInvariants(_ m: MatchState) {
         precondition((1...MatchMessage.playersMax).contains(m.players.count), "a match has 1 to playersMax players")
         precondition(Set(m.wins.keys).isSubset(of: m.players), "only players win games")
-        precondition(m.out.isSubset(of: m.players), "only players are out")
+        precondition(m.leftDuringGame.isSubset(of: m.players), "only players leave a game")
         precondition(Set(m.mirrors.keys).isSubset(of: m.players), "mirrors are of players")
         precondition(!m.mirrored || m.mirrors.count == m.players.count, "a mirrored game mirrors every player")
         for mirror in m.mirrors.values {
-            precondition(mirror.queueHead <= mirror.queue.count, "a mirror's queue head is inside its queue")
-            precondition(mirror.queue.count <= Mirror.queueMax, "a mirror's queue stays within queueMax")
+            precondition(mirror.queue.count <= PlayerMirror.queueMax, "a mirror's queue stays within queueMax")
             precondition(mirror.garbageLanded <= mirror.garbageReceived, "a mirror never lands garbage it was not sent")
         }
     }

@@ -1,3 +1,4 @@
+import DequeModule
 import EggGame
 import PeerNet
 
@@ -13,10 +14,13 @@ extension MatchPeer {
         flushOwner()
     }
 
-    /// Applies every decision that is ready, until nothing changes.
+    /// Applies every decision that is ready, until nothing changes. A pass changes something only
+    /// by starting a match or finishing a game, so a few passes suffice; a backlog beyond
+    /// `decisionPassesMax` passes is counted in `stats.decisionPassesCut` and the rest is applied
+    /// after the next input (a limit on the work of one call, never a silent stop).
     mutating func processDecisions() {
         guard isSynced else { return }
-        for _ in 0..<64 {
+        for _ in 0..<Self.decisionPassesMax {
             var changed = false
             if match == nil, let result = startVotes[matchRound]?.result {
                 startMatch(votes: result.votes, winner: result.winner)
@@ -34,7 +38,11 @@ extension MatchPeer {
             voteAhead()
             if !changed { return }
         }
+        stats.decisionPassesCut += 1
     }
+
+    /// Passes of `processDecisions` in one call at most.
+    static let decisionPassesMax = 64
 
     // MARK: - Start, games, match over
 
@@ -58,16 +66,16 @@ extension MatchPeer {
         guard var m = match, let members = view?.members else { return }
         m.mirrors = [:]
         for player in m.players {
-            var mirror = Mirror()
-            mirror.queue = futureItems[player] ?? []
+            var mirror = PlayerMirror()
+            mirror.queue = Deque(futureItems[player] ?? [])
             m.mirrors[player] = mirror
         }
         futureItems = [:]
         // Players outside the view when the game begins (behind a partition, crashed and not yet
         // excluded from the match) are out of it: coming back mid-game, they do not mirror it.
-        m.out = Set(m.players.filter { !members.contains($0) })
+        m.leftDuringGame = Set(m.players.filter { !members.contains($0) })
         m.gameOver = OneShotVote()
-        m.myGameOverVote = nil
+        m.myGameOverVote = .notCast
         for (peer, winner) in futureGameOver.sorted(by: { $0.key < $1.key }) {
             _ = m.gameOver.receive(from: peer, value: winner, members: members)
         }
@@ -111,7 +119,7 @@ extension MatchPeer {
         }
         m.game = nextGame
         m.mirrored = true
-        m.out = []
+        m.leftDuringGame = []
         m.spawnedBase = [:]
         nextGame &+= 1
         match = m
@@ -134,15 +142,9 @@ extension MatchPeer {
         guard var mirror = match!.mirrors[player] else { return false }
         let game = match!.game
         var applied = false
-        defer {
-            if mirror.queueHead > 256 || mirror.queueHead == mirror.queue.count {
-                mirror.queue.removeFirst(mirror.queueHead)
-                mirror.queueHead = 0
-            }
-            match!.mirrors[player] = mirror
-        }
-        while mirror.queueHead < mirror.queue.count {
-            switch mirror.queue[mirror.queueHead] {
+        defer { match!.mirrors[player] = mirror }
+        while let item = mirror.queue.first {
+            switch item {
             case .input(.spawn):
                 guard let value = rounds[game]?.value(mirror.grid.pairsSpawned) else { return applied }
                 let pair = EggPair(value: value, colors: match!.settings.colors)
@@ -170,8 +172,8 @@ extension MatchPeer {
             case .clock(let tick):
                 receiveClock(tick, mirror: &mirror)
             }
-            if case .input = mirror.queue[mirror.queueHead] { mirror.inputsApplied += 1 }
-            mirror.queueHead += 1
+            if case .input = item { mirror.inputsApplied += 1 }
+            mirror.queue.removeFirst()
             applied = true
         }
         return applied
@@ -207,9 +209,9 @@ extension MatchPeer {
     /// a message still in flight, so it only waits.
     mutating func flagGarbageOverdraws() {
         guard let m = match, m.mirrored, let view else { return }
-        for player in m.players where view.contains(player) && !m.out.contains(player) {
-            guard let mirror = m.mirrors[player], !mirror.overdrawReported, mirror.queueHead < mirror.queue.count,
-                  case .input(.landGarbage(let count)) = mirror.queue[mirror.queueHead],
+        for player in m.players where view.contains(player) && !m.leftDuringGame.contains(player) {
+            guard let mirror = m.mirrors[player], !mirror.overdrawReported,
+                  case .input(.landGarbage(let count))? = mirror.queue.first,
                   mirror.garbageLanded + count > mirror.garbageReceived
             else { continue }
             match!.mirrors[player]!.overdrawReported = true
@@ -224,9 +226,9 @@ extension MatchPeer {
 
     /// Votes the winner once the players' streams decide the game (see `gameResult`).
     private mutating func voteGameOverIfSeen() {
-        guard let m = match, m.mirrored, m.myGameOverVote == nil, let view else { return }
+        guard let m = match, m.mirrored, m.myGameOverVote == .notCast, let view else { return }
         guard let winner = Self.gameResult(m, view: view) else { return }
-        match!.myGameOverVote = .some(winner)
+        match!.myGameOverVote = .cast(winner: winner)
         send(.gameOverVote(game: m.game, winner: winner))
     }
 
@@ -284,7 +286,7 @@ extension MatchPeer {
         o.ticks &+= 1
         if o.grid.state == .live, o.clock.tick(softDrop: softDrop) {
             owner = o
-            applyOwner(.move(.down))
+            applyOwner(.down)
             o = owner!
         }
         owner = o
@@ -303,23 +305,17 @@ extension MatchPeer {
             stats.backpressureHolds += 1
             return nil
         }
-        let outcome = applyOwner(.move(move))
+        let outcome = applyOwner(move)
         ownerSettle(now: now)
         flushOwner()
         return outcome
     }
 
     @discardableResult
-    private mutating func applyOwner(_ input: StreamInput) -> InputOutcome {
-        let gridInput: PlayerInput
-        switch input {
-        case .move(let move): gridInput = .move(move)
-        case .landGarbage(let count): gridInput = .landGarbage(count)
-        case .spawn: preconditionFailure("spawns go through ownerSettle")
-        }
-        let outcome = owner!.grid.apply(gridInput)
+    private mutating func applyOwner(_ move: Move) -> InputOutcome {
+        let outcome = owner!.grid.apply(.move(move))
         guard outcome.isAccepted else { return outcome }
-        owner!.out.append(input)
+        owner!.unsentInputs.append(.move(move))
         owner!.inputsMade += 1
         if case .locked = outcome { owner!.checkpointDue = true }
         return outcome
@@ -346,7 +342,7 @@ extension MatchPeer {
         while available > 0 {
             let count = min(available, 72)
             _ = o.grid.apply(.landGarbage(count))
-            o.out.append(.landGarbage(count))
+            o.unsentInputs.append(.landGarbage(count))
             o.inputsMade += 1
             o.garbageLanded += count
             available -= count
@@ -359,7 +355,7 @@ extension MatchPeer {
             o.checkpointDue = false
         }
         let outcome = o.grid.apply(.spawn(EggPair(value: value, colors: m.settings.colors)))
-        o.out.append(.spawn)
+        o.unsentInputs.append(.spawn)
         o.inputsMade += 1
         if case .toppedOut = outcome {
             o.isOut = true
@@ -371,15 +367,15 @@ extension MatchPeer {
 
     /// Sends the local inputs gathered so far as `inputs` messages.
     mutating func flushOwner() {
-        guard let o = owner, !o.out.isEmpty else { return }
+        guard let o = owner, !o.unsentInputs.isEmpty else { return }
         defer { publishTopOutClock() }
         var start = 0
-        while start < o.out.count {
-            let end = min(o.out.count, start + MatchMessage.inputsPerMessageMax)
-            send(.inputs(game: o.game, items: Array(o.out[start..<end])))
+        while start < o.unsentInputs.count {
+            let end = min(o.unsentInputs.count, start + MatchMessage.inputsPerMessageMax)
+            send(.inputs(game: o.game, items: Array(o.unsentInputs[start..<end])))
             start = end
         }
-        owner!.out = []
+        owner!.unsentInputs = []
     }
 }
 

@@ -15,7 +15,7 @@ import PeerNet
 extension MatchPeer {
     /// The winner (`.some(nil)`: a draw) once the streams decide the game; `nil` while undecided.
     static func gameResult(_ m: MatchState, view: MembershipView) -> PeerID?? {
-        let playing = m.players.filter { view.contains($0) && !m.out.contains($0) && m.mirrors[$0] != nil }
+        let playing = m.players.filter { view.contains($0) && !m.leftDuringGame.contains($0) && m.mirrors[$0] != nil }
         guard playing.count > 1 else { return .some(playing.first) }
         var live: [PeerID] = []
         var toppedOut: [PeerID: UInt32] = [:]
@@ -41,7 +41,7 @@ extension MatchPeer {
 
     /// A clock item of a mirror's stream. Clocks never go back: a lower one counts as ignored
     /// and the mirror keeps the higher one (a top-out tick is never before an "alive" tick).
-    mutating func receiveClock(_ tick: UInt32, mirror: inout Mirror) {
+    mutating func receiveClock(_ tick: UInt32, mirror: inout PlayerMirror) {
         var tick = tick
         if let known = mirror.clock, tick < known {
             stats.ignoredMessages += 1

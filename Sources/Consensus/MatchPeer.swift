@@ -53,7 +53,9 @@
 /// earlier joiners start from the empty lobby; a peer new in that view takes them for synced
 /// members and waits for a snapshot, so they send one (of the empty lobby) too.
 
+import DequeModule
 import EggGame
+import EggPrimitives
 import PeerNet
 
 /// Configuration of one peer.
@@ -142,6 +144,9 @@ public struct MatchStats: Hashable, Sendable {
     public var garbageOverdrawStalls = 0
     /// Garbage overdraws raised as desyncs (counted in `desyncs` too).
     public var garbageOverdraws = 0
+    /// Calls of `processDecisions` that stopped after `decisionPassesMax` passes with decisions
+    /// still ready (applied after the next input).
+    public var decisionPassesCut = 0
 }
 
 /// A start vote's value.
@@ -159,10 +164,10 @@ enum StreamItem: Hashable, Sendable {
 }
 
 /// One player's mirrored grid.
-public struct Mirror: Sendable {
+public struct PlayerMirror: Sendable {
     public internal(set) var grid = PlayerGrid()
-    var queue: [StreamItem] = []
-    var queueHead = 0
+    /// Items of the owner's stream received and not applied yet, oldest first.
+    var queue: Deque<StreamItem> = []
     /// Garbage credited to this player by other players' spawns.
     public internal(set) var garbageReceived = 0
     public internal(set) var garbageLanded = 0
@@ -183,6 +188,13 @@ public struct Mirror: Sendable {
     static let queueMax = 1 << 16
 }
 
+/// Whether this peer has voted on who won the current game, and for whom.
+enum GameOverVote: Hashable, Sendable {
+    case notCast
+    /// `winner` is `nil` for a draw.
+    case cast(winner: PeerID?)
+}
+
 /// The match in progress.
 public struct MatchState: Sendable {
     public internal(set) var settings: MatchSettings
@@ -191,12 +203,13 @@ public struct MatchState: Sendable {
     public internal(set) var game: UInt32
     /// Players that left the view during the current game: out of it even if they come back
     /// (a restarted peer rejoins under the same ID but plays only from the next game).
-    public internal(set) var out: Set<PeerID> = []
+    public internal(set) var leftDuringGame: Set<PeerID> = []
     /// False when this peer joined during `game` and does not mirror it.
     public internal(set) var mirrored: Bool
-    public internal(set) var mirrors: [PeerID: Mirror] = [:]
+    public internal(set) var mirrors: [PeerID: PlayerMirror] = [:]
     var gameOver = OneShotVote<PeerID?>()
-    var myGameOverVote: PeerID??
+    /// This peer's vote on who won the current game (a draw is `.cast(winner: nil)`).
+    var myGameOverVote: GameOverVote = .notCast
     /// Games of this match finished so far (the game in progress is `gamesPlayed + 1`).
     public internal(set) var gamesPlayed = 0
     /// Pairs spawned per player (from the snapshot for an unmirrored game).
@@ -212,7 +225,8 @@ public struct OwnerState: Sendable {
     public internal(set) var game: UInt32
     public internal(set) var grid = PlayerGrid()
     var clock: GravityClock
-    var out: [StreamInput] = []
+    /// Own stream items applied to `grid` but not sent yet (sent, in order, by `flushOwner`).
+    var unsentInputs: [StreamInput] = []
     /// Items put in this game's stream so far (spawns, moves, garbage landings).
     public internal(set) var inputsMade = 0
     var garbageLanded = 0

@@ -1,4 +1,5 @@
 import Crypto
+import EggPrimitives
 import PeerNet
 
 /// The message log (SPEC §5): JSON Lines. A header line, then one line per delivered message

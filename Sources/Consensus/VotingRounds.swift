@@ -1,3 +1,4 @@
+import EggPrimitives
 import PeerNet
 
 /// The egg rounds of one game (one namespace): every member votes once per round; round N is
@@ -160,14 +161,8 @@ public struct VoteSource: Sendable, Hashable {
 
     public init(seed: UInt64) { self.seed = seed }
 
+    /// The first SplitMix64 output of the seed mixed with the first output of (game, round).
     public func eggVote(game: UInt32, round: UInt32) -> UInt64 {
-        VoteSource.mix(seed ^ VoteSource.mix(UInt64(game) << 32 | UInt64(round)))
-    }
-
-    static func mix(_ value: UInt64) -> UInt64 {
-        var z = value &+ 0x9E37_79B9_7F4A_7C15
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
+        SplitMix64.output(seed: seed ^ SplitMix64.output(seed: UInt64(game) << 32 | UInt64(round), index: 0), index: 0)
     }
 }

@@ -188,23 +188,6 @@ public struct PlayerGrid: Sendable, Hashable {
     }
 }
 
-/// 64-bit FNV-1a over bytes.
-public struct StableHasher: Sendable {
-    public private(set) var value: UInt64 = 0xCBF2_9CE4_8422_2325
-    static let prime: UInt64 = 0x0000_0100_0000_01B3
-
-    public init() {}
-
-    public mutating func combine(_ byte: UInt8) {
-        value = (value ^ UInt64(byte)) &* StableHasher.prime
-    }
-
-    /// Feeds the 8 bytes of `word`, little-endian.
-    public mutating func combine(_ word: UInt64) {
-        for index in 0..<8 { combine(UInt8(truncatingIfNeeded: word >> (8 * index))) }
-    }
-}
-
 /// The owner-side timing of one player: turns 60 Hz ticks into gravity ``Move/down`` inputs.
 ///
 /// Mirrors never run one; they only see the moves it produced.

@@ -1,3 +1,5 @@
+import EggPrimitives
+
 /// The project's own pseudo-random generators. Peers on different toolchains must agree on every
 /// value, so nothing here uses Swift's `random(in:using:)` or `shuffled(using:)`.
 public protocol EggRandom {
@@ -26,34 +28,11 @@ extension EggRandom {
     }
 }
 
-/// SplitMix64 (Steele, Lea, Flood 2014), exactly as in the reference `splitmix64.c`.
-public struct SplitMix64: EggRandom, Sendable, Hashable {
-    static let gamma: UInt64 = 0x9E37_79B9_7F4A_7C15
+/// SplitMix64 (Steele, Lea, Flood 2014), exactly as in the reference `splitmix64.c`: the one
+/// copy in ``EggPrimitives``, with the bounded draws of ``EggRandom``.
+public typealias SplitMix64 = EggPrimitives.SplitMix64
 
-    public private(set) var state: UInt64
-
-    public init(seed: UInt64) {
-        state = seed
-    }
-
-    public mutating func next() -> UInt64 {
-        state &+= SplitMix64.gamma
-        return SplitMix64.mix(state)
-    }
-
-    /// The finaliser: a bijective 64-bit mix.
-    public static func mix(_ value: UInt64) -> UInt64 {
-        var z = value
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// The output at `index` (0-based) of a generator seeded with `seed`, without stepping.
-    public static func output(seed: UInt64, index: UInt64) -> UInt64 {
-        mix(seed &+ (index &+ 1) &* gamma)
-    }
-}
+extension EggPrimitives.SplitMix64: EggRandom {}
 
 /// xoshiro256** 1.0 (Blackman, Vigna), seeded from a ``SplitMix64`` as the authors recommend.
 public struct Xoshiro256StarStar: EggRandom, Sendable, Hashable {

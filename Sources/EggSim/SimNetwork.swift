@@ -1,4 +1,6 @@
+import EggPrimitives
 import Foundation
+import HeapModule
 import PeerNet
 
 /// The deterministic simulated network (after TigerBeetle's packet simulator).
@@ -31,6 +33,22 @@ public struct SimOptions: Sendable, CustomStringConvertible {
     public var restartProbability: Double
     /// Passed to every node's config.
     public var passphrase: String?
+    // The knobs below default off (0), and a knob at 0 draws nothing from the seed's generator,
+    // so every seed replays exactly as before they existed.
+    /// Packets in flight on one path (sender → receiver) at most; one more is dropped and counted
+    /// in `SimNetwork.packetsDroppedCapacity`. 0: no limit.
+    public var pathCapacityMax = 0
+    /// Per fault tick and path (sender → receiver), the probability that the path clogs: what is
+    /// on it, or sent on it, waits until it unclogs, after an exponential time of mean
+    /// `pathClogMeanNanoseconds`.
+    public var pathClogProbability: Double = 0
+    public var pathClogMeanNanoseconds: UInt64 = 200_000_000
+    /// The probability that a partition the fault tick draws is one-way: the second group still
+    /// hears the first, the first no longer hears the second.
+    public var partitionAsymmetricProbability: Double = 0
+    /// In the liveness phase (`runUntilConverged`), the probability that a crashed node stays
+    /// down for good instead of restarting (the rest must converge without it).
+    public var permanentCrashProbability: Double = 0
 
     public init(
         seed: UInt64, peerCount: Int = 3, lossProbability: Double = 0, replayProbability: Double = 0,
@@ -77,6 +95,10 @@ public struct SimOptions: Sendable, CustomStringConvertible {
             + "delay_min_ns=\(delayMinNanoseconds) delay_mean_ns=\(delayMeanNanoseconds) "
             + "partition=\(partitionProbability) unpartition=\(unpartitionProbability) "
             + "crash=\(crashProbability) restart=\(restartProbability) fault_tick_ns=\(faultTickNanoseconds)"
+            + (pathCapacityMax > 0 ? " path_capacity_max=\(pathCapacityMax)" : "")
+            + (pathClogProbability > 0 ? " path_clog=\(pathClogProbability) path_clog_mean_ns=\(pathClogMeanNanoseconds)" : "")
+            + (partitionAsymmetricProbability > 0 ? " partition_asymmetric=\(partitionAsymmetricProbability)" : "")
+            + (permanentCrashProbability > 0 ? " permanent_crash=\(permanentCrashProbability)" : "")
     }
 }
 
@@ -199,9 +221,19 @@ public final class SimNetwork {
     public var lossEnabled = true
 
     private var rng: SimRandom
-    private var inFlight = PacketHeap()
+    private var inFlight = Heap<ScheduledPacket>()
     private var packetOrder: UInt64 = 0
     private var groupOf: [PeerID: Int] = [:]
+    /// Whether the partition in `groupOf` is one-way (see `partition(_:symmetric:)`).
+    private var partitionIsOneWay = false
+    /// Packets scheduled per path and not delivered yet (only counted with a path capacity).
+    private var inFlightPerPath: [SimPath: Int] = [:]
+    /// Clogged paths and when each unclogs.
+    private var cloggedUntil: [SimPath: NetTime] = [:]
+    /// Nodes the liveness phase left down for good.
+    public private(set) var permanentlyDown: Set<PeerID> = []
+    /// Packets dropped because their path was at `pathCapacityMax`.
+    public private(set) var packetsDroppedCapacity: UInt64 = 0
     private var nextFaultAt: NetTime = .zero
     private let makeConfig: (PeerID, UInt64) -> PeerNetConfig
     private let makeApp: (PeerID, UInt64) -> SimApplication?
@@ -266,17 +298,33 @@ public final class SimNetwork {
         boot(n)
     }
 
-    /// Splits the network: nodes in different groups cannot hear each other. Unlisted nodes form one more group.
-    public func partition(_ groups: [[PeerID]]) {
+    /// Splits the network: nodes in different groups cannot hear each other. Unlisted nodes form
+    /// one more group (group 0). A one-way partition (`symmetric: false`) cuts only one direction:
+    /// a node hears every node of its own group and of the groups listed after its own, so
+    /// `partition([[a], [b]], symmetric: false)` lets b hear a, and a no longer hear b.
+    public func partition(_ groups: [[PeerID]], symmetric: Bool = true) {
         groupOf = [:]
+        partitionIsOneWay = !symmetric
         for (index, group) in groups.enumerated() { for id in group { groupOf[id] = index + 1 } }
     }
 
-    public func heal() { groupOf = [:] }
+    public func heal() {
+        groupOf = [:]
+        partitionIsOneWay = false
+    }
 
     public var isPartitioned: Bool { !groupOf.isEmpty }
 
-    private func connected(_ a: PeerID, _ b: PeerID) -> Bool { (groupOf[a] ?? 0) == (groupOf[b] ?? 0) }
+    /// Clogs the path from `from` to `to` for `nanoseconds`: its packets wait, none is lost.
+    public func clog(from: PeerID, to: PeerID, forNanoseconds nanoseconds: UInt64) {
+        cloggedUntil[SimPath(from: from, to: to)] = now.adding(nanoseconds: nanoseconds)
+    }
+
+    /// Whether `receiver` hears `sender` now (partitions only; clogs delay, they do not cut).
+    public func connected(from sender: PeerID, to receiver: PeerID) -> Bool {
+        let a = groupOf[sender] ?? 0, b = groupOf[receiver] ?? 0
+        return a == b || (partitionIsOneWay && a < b)
+    }
 
     // MARK: - Driving
 
@@ -295,8 +343,15 @@ public final class SimNetwork {
             drawFaults()
             nextFaultAt = now.adding(nanoseconds: options.faultTickNanoseconds)
         }
-        while let packet = inFlight.peek, packet.readyAt <= now {
-            inFlight.pop()
+        while var packet = inFlight.min?.packet, packet.readyAt <= now {
+            inFlight.removeMin()
+            let path = SimPath(from: packet.from, to: packet.to)
+            if let until = cloggedUntil[path], until > now {
+                packet.readyAt = until
+                inFlight.insert(ScheduledPacket(packet: packet))
+                continue
+            }
+            if options.pathCapacityMax > 0 { inFlightPerPath[path, default: 1] -= 1 }
             let node = node(packet.to)
             guard let core = node.core else { continue }
             packetsDelivered += 1
@@ -328,7 +383,7 @@ public final class SimNetwork {
     public func run(forNanoseconds duration: UInt64) { run(until: now.adding(nanoseconds: duration)) }
 
     private func nextTime() -> NetTime? {
-        var next = inFlight.peek?.readyAt
+        var next = inFlight.min?.packet.readyAt
         func consider(_ t: NetTime?) { if let t, next == nil || t < next! { next = t } }
         for node in nodes { consider(node.nextTimeout) }
         if faultsEnabled { consider(nextFaultAt) }
@@ -346,7 +401,16 @@ public final class SimNetwork {
         lossEnabled = false
         filter = nil
         heal()
-        if restartCrashed { for node in nodes where !node.isUp { restart(node.peerID) } }
+        cloggedUntil = [:]
+        if restartCrashed {
+            for node in nodes where !node.isUp && !permanentlyDown.contains(node.peerID) {
+                if rng.chance(options.permanentCrashProbability) {
+                    permanentlyDown.insert(node.peerID)
+                } else {
+                    restart(node.peerID)
+                }
+            }
+        }
         let deadline = now.adding(nanoseconds: timeoutNanoseconds)
         while now < deadline {
             if converged && extra(self) { return true }
@@ -374,6 +438,51 @@ public final class SimNetwork {
         return true
     }
 
+    /// What ``finish(drainNanoseconds:)`` found undelivered (after swift-nio's
+    /// `EmbeddedChannel.finish()`, whose `.leftOvers` fail a test that left data unread).
+    public struct Leftovers: Equatable, Sendable, CustomStringConvertible {
+        /// "sender → receiver: n" for every running sender whose messages a running member of
+        /// its view has not all delivered.
+        public var undelivered: [String]
+        /// Own messages the running nodes assigned a seq but have not sent (queued during a view
+        /// change or while blocked).
+        public var unsentMessages: Int
+
+        public var isClean: Bool { undelivered.isEmpty && unsentMessages == 0 }
+
+        public var description: String {
+            isClean ? "clean" : "\(unsentMessages) unsent messages; undelivered: \(undelivered.joined(separator: ", "))"
+        }
+    }
+
+    /// Ends the run: faults, loss, partitions and clogs off (crashed nodes stay down), then steps
+    /// for at most `drainNanoseconds` until every running node delivered every message of every
+    /// running member of its view; returns what is still undelivered. A test expects
+    /// `finish().isClean`, so a message that never arrives fails it even when nobody checked.
+    public func finish(drainNanoseconds: UInt64 = 5_000_000_000) -> Leftovers {
+        faultsEnabled = false
+        lossEnabled = false
+        filter = nil
+        heal()
+        cloggedUntil = [:]
+        let deadline = now.adding(nanoseconds: drainNanoseconds)
+        while now < deadline && !leftovers().isClean { run(forNanoseconds: min(10_000_000, deadline.nanoseconds(since: now))) }
+        return leftovers()
+    }
+
+    private func leftovers() -> Leftovers {
+        let up = nodes.filter(\.isUp)
+        var undelivered: [String] = []
+        for sender in up {
+            let sent = sender.core!.lastSentSeq
+            for receiver in up where receiver.core!.view.members.contains(sender.peerID) {
+                let missing = sent - min(sent, receiver.core!.deliveredUpTo(sender.peerID) ?? 0)
+                if missing > 0 { undelivered.append("\(sender.peerID) → \(receiver.peerID): \(missing)") }
+            }
+        }
+        return Leftovers(undelivered: undelivered, unsentMessages: up.reduce(0) { $0 + $1.core!.pendingSendCount })
+    }
+
     /// Hands a datagram straight to one node's core (fuzzing, forged traffic).
     public func inject(_ bytes: [UInt8], to id: PeerID) {
         let node = node(id)
@@ -391,7 +500,7 @@ public final class SimNetwork {
     }
 
     private func multicast(_ bytes: [UInt8], from sender: PeerID) {
-        for receiver in nodes where connected(sender, receiver.peerID) {
+        for receiver in nodes where connected(from: sender, to: receiver.peerID) {
             var packet = SimPacket(from: sender, to: receiver.peerID, bytes: bytes, readyAt: now, order: 0)
             if let filter, !filter(packet) { continue }
             let loopback = receiver.peerID == sender
@@ -411,9 +520,17 @@ public final class SimNetwork {
 
     private func schedule(_ packet: SimPacket) {
         var packet = packet
+        if options.pathCapacityMax > 0 {
+            let path = SimPath(from: packet.from, to: packet.to)
+            guard inFlightPerPath[path, default: 0] < options.pathCapacityMax else {
+                packetsDroppedCapacity += 1
+                return
+            }
+            inFlightPerPath[path, default: 0] += 1
+        }
         packetOrder += 1
         packet.order = packetOrder
-        inFlight.push(packet)
+        inFlight.insert(ScheduledPacket(packet: packet))
     }
 
     private func drawFaults() {
@@ -422,7 +539,15 @@ public final class SimNetwork {
         } else if nodes.count >= 2, rng.chance(options.partitionProbability) {
             var groups: [[PeerID]] = [[], []]
             for node in nodes { groups[Int(rng.next(upTo: 1))].append(node.peerID) }
-            partition(groups)
+            partition(groups, symmetric: !rng.chance(options.partitionAsymmetricProbability))
+        }
+        if options.pathClogProbability > 0 {
+            cloggedUntil = cloggedUntil.filter { $0.value > now }
+            for from in nodes {
+                for to in nodes where to.peerID != from.peerID && rng.chance(options.pathClogProbability) {
+                    clog(from: from.peerID, to: to.peerID, forNanoseconds: rng.exponential(mean: options.pathClogMeanNanoseconds))
+                }
+            }
         }
         let up = nodes.filter(\.isUp)
         if up.count > 1, rng.chance(options.crashProbability) {
@@ -435,41 +560,20 @@ public final class SimNetwork {
     }
 }
 
-/// A binary min-heap of packets by (readyAt, order): deterministic tie-breaking.
-struct PacketHeap {
-    private var items: [SimPacket] = []
+/// One direction between two nodes.
+struct SimPath: Hashable {
+    var from: PeerID
+    var to: PeerID
+}
 
-    var peek: SimPacket? { items.first }
-    var count: Int { items.count }
+/// A packet in flight, ordered by (readyAt, order): `order` is unique, so ties break the same
+/// way on every run.
+struct ScheduledPacket: Comparable {
+    var packet: SimPacket
 
-    private static func less(_ a: SimPacket, _ b: SimPacket) -> Bool { (a.readyAt, a.order) < (b.readyAt, b.order) }
-
-    mutating func push(_ p: SimPacket) {
-        items.append(p)
-        var i = items.count - 1
-        while i > 0 {
-            let parent = (i - 1) / 2
-            guard Self.less(items[i], items[parent]) else { break }
-            items.swapAt(i, parent)
-            i = parent
-        }
+    static func < (a: ScheduledPacket, b: ScheduledPacket) -> Bool {
+        (a.packet.readyAt, a.packet.order) < (b.packet.readyAt, b.packet.order)
     }
 
-    @discardableResult
-    mutating func pop() -> SimPacket? {
-        guard !items.isEmpty else { return nil }
-        items.swapAt(0, items.count - 1)
-        let top = items.removeLast()
-        var i = 0
-        while true {
-            let l = 2 * i + 1, r = l + 1
-            var m = i
-            if l < items.count, Self.less(items[l], items[m]) { m = l }
-            if r < items.count, Self.less(items[r], items[m]) { m = r }
-            guard m != i else { break }
-            items.swapAt(i, m)
-            i = m
-        }
-        return top
-    }
+    static func == (a: ScheduledPacket, b: ScheduledPacket) -> Bool { a.packet.order == b.packet.order }
 }

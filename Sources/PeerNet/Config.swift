@@ -186,23 +186,3 @@ public struct PeerNetStats: Hashable, Sendable {
             + droppedUnproven
     }
 }
-
-/// SplitMix64: a tiny, portable, seeded generator (same numbers on every platform and toolchain).
-package struct SplitMix64: Sendable {
-    private var state: UInt64
-
-    package init(seed: UInt64) { state = seed }
-
-    package mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// A draw in `0...bound` (modulo bias is irrelevant for delays).
-    package mutating func next(upTo bound: UInt64) -> UInt64 {
-        bound == .max ? next() : next() % (bound + 1)
-    }
-}

@@ -1,3 +1,5 @@
+import EggPrimitives
+
 /// The join handshake of `ReliableMulticast`: a sender enters the peer table only after it
 /// answered a fresh challenge.
 ///
@@ -38,12 +40,12 @@ extension ReliableMulticast {
 
     /// The cookie for `target` in `epoch`: a keyed hash under this incarnation's secret.
     func cookie(for target: Member, epoch: UInt64) -> UInt64 {
-        var w = ByteWriter(capacity: 32)
+        var w = BigEndianByteWriter(capacity: 32)
         w.u64(cookieSecret)
         w.u64(epoch)
         w.u64(target.id.raw)
         w.u64(target.incarnation)
-        return FNV1a.hash(w.bytes, seed: cookieSecret ^ 0x9E37_79B9_7F4A_7C15)
+        return FNV1a64.hash(w.bytes, seed: cookieSecret ^ 0x9E37_79B9_7F4A_7C15)
     }
 
     func isValidCookie(_ value: UInt64, for target: Member, now: NetTime) -> Bool {

@@ -1,3 +1,5 @@
+import EggPrimitives
+
 /// The view change (flush) of `ReliableMulticast`: every transition of the membership state
 /// machine lives in this file. The algorithm is documented on `ReliableMulticast`.
 extension ReliableMulticast {
@@ -228,12 +230,12 @@ extension ReliableMulticast {
     }
 
     static func viewKey(id: UInt64, members: [Member], ballot: Ballot) -> UInt64 {
-        var w = ByteWriter()
+        var w = BigEndianByteWriter()
         w.u64(id)
         w.u32(ballot.attempt)
         w.u64(ballot.coordinator.raw)
         for m in members { w.u64(m.id.raw); w.u64(m.incarnation) }
-        return FNV1a.hash(w.bytes)
+        return FNV1a64.hash(w.bytes)
     }
 
     // MARK: - Coordinator side

@@ -1,4 +1,5 @@
 import DequeModule
+import EggPrimitives
 
 /// Reliable, per-sender ordered, duplicate-free multicast with membership and
 /// view-synchronous view changes: a sans-I/O state machine.
@@ -276,7 +277,7 @@ public final class ReliableMulticast {
         self.config = config
         self.me = Member(id: config.peerID, incarnation: config.incarnation)
         self.auth = Authenticator(passphrase: config.passphrase)
-        self.roomHash = FNV1a.hash(Array(config.room.utf8))
+        self.roomHash = FNV1a64.hash(Array(config.room.utf8))
         self.rng = SplitMix64(seed: config.randomSeed)
         var secretSource = SplitMix64(seed: config.randomSeed ^ 0x5EC2_E7C0_0C1E_5EED ^ config.incarnation)
         self.cookieSecret = secretSource.next()
@@ -380,7 +381,7 @@ public final class ReliableMulticast {
         let envelope = Envelope(
             version: Wire.version, kind: FrameKind.data.rawValue, room: roomHash,
             sender: me.id, incarnation: me.incarnation, packetNumber: packetNumber)
-        var w = ByteWriter(capacity: config.datagramBytesMax)
+        var w = BigEndianByteWriter(capacity: config.datagramBytesMax)
         Wire.encodeHeader(kind: .data, envelope: envelope, auth: auth, into: &w)
         let countOffset = w.bytes.count
         w.u8(0)

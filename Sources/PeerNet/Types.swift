@@ -1,6 +1,8 @@
 /// The public vocabulary of PeerNet, shared by the protocol core, the UDP adapter,
 /// the simulator and the consensus layer.
 
+import EggPrimitives
+
 /// A peer's 64-bit identity. Written as 16 lowercase hex digits everywhere.
 public struct PeerID: Hashable, Comparable, Sendable, CustomStringConvertible {
     public let raw: UInt64
@@ -14,10 +16,7 @@ public struct PeerID: Hashable, Comparable, Sendable, CustomStringConvertible {
     }
 
     /// 16 lowercase hex digits.
-    public var hex: String {
-        let digits = String(raw, radix: 16)
-        return String(repeating: "0", count: 16 - digits.count) + digits
-    }
+    public var hex: String { hex16(raw) }
 
     public var description: String { hex }
 
@@ -50,7 +49,11 @@ public struct NetTime: Hashable, Comparable, Sendable, CustomStringConvertible {
         nanoseconds >= earlier.nanoseconds ? nanoseconds - earlier.nanoseconds : 0
     }
 
-    public var description: String { "\(nanoseconds / 1_000_000).\(nanoseconds / 1_000 % 1_000)ms" }
+    /// Milliseconds with three decimals (whole microseconds, rounded down): 1.005 ms is "1.005ms".
+    public var description: String {
+        let micros = String(nanoseconds / 1_000 % 1_000)
+        return "\(nanoseconds / 1_000_000)." + String(repeating: "0", count: 3 - micros.count) + micros + "ms"
+    }
 }
 
 /// A numbered membership view. Every member of a view sees the same sequence of

@@ -1,4 +1,5 @@
 import Crypto
+import EggPrimitives
 
 /// The PeerNet wire format, version 2. All integers big-endian.
 ///
@@ -185,66 +186,6 @@ enum Frame: Hashable {
     }
 }
 
-/// Bounds-checked reading: every read returns `nil` on underrun, never traps.
-struct ByteCursor {
-    private let bytes: [UInt8]
-    private(set) var offset: Int
-    private let end: Int
-
-    init(_ bytes: [UInt8], offset: Int = 0, end: Int? = nil) {
-        self.bytes = bytes
-        self.offset = offset
-        self.end = min(end ?? bytes.count, bytes.count)
-    }
-
-    var remaining: Int { end - offset }
-
-    mutating func u8() -> UInt8? {
-        guard remaining >= 1 else { return nil }
-        defer { offset += 1 }
-        return bytes[offset]
-    }
-
-    mutating func u16() -> UInt16? {
-        guard let hi = u8(), let lo = u8() else { return nil }
-        return UInt16(hi) << 8 | UInt16(lo)
-    }
-
-    mutating func u32() -> UInt32? {
-        guard let hi = u16(), let lo = u16() else { return nil }
-        return UInt32(hi) << 16 | UInt32(lo)
-    }
-
-    mutating func u64() -> UInt64? {
-        guard let hi = u32(), let lo = u32() else { return nil }
-        return UInt64(hi) << 32 | UInt64(lo)
-    }
-
-    mutating func bytes(_ count: Int) -> [UInt8]? {
-        guard count >= 0, remaining >= count else { return nil }
-        defer { offset += count }
-        return Array(bytes[offset..<offset + count])
-    }
-
-    /// A list length, `nil` when above `max`.
-    mutating func count(max: Int) -> Int? {
-        guard let n = u8(), Int(n) <= max else { return nil }
-        return Int(n)
-    }
-}
-
-struct ByteWriter {
-    var bytes: [UInt8] = []
-
-    init(capacity: Int = 64) { bytes.reserveCapacity(capacity) }
-
-    mutating func u8(_ v: UInt8) { bytes.append(v) }
-    mutating func u16(_ v: UInt16) { u8(UInt8(v >> 8)); u8(UInt8(truncatingIfNeeded: v)) }
-    mutating func u32(_ v: UInt32) { u16(UInt16(v >> 16)); u16(UInt16(truncatingIfNeeded: v)) }
-    mutating func u64(_ v: UInt64) { u32(UInt32(v >> 32)); u32(UInt32(truncatingIfNeeded: v)) }
-    mutating func count(_ n: Int) { precondition(n <= 255, "list too long for the wire"); u8(UInt8(n)) }
-}
-
 /// How the trailer is produced and checked.
 struct Authenticator: @unchecked Sendable {  // immutable after init
     let key: SymmetricKey?
@@ -297,7 +238,7 @@ enum DecodeOutcome {
 
 extension Wire {
     static func encode(_ frame: Frame, envelope: Envelope, auth: Authenticator) -> [UInt8] {
-        var w = ByteWriter(capacity: frame.encodedBytesEstimate)
+        var w = BigEndianByteWriter(capacity: frame.encodedBytesEstimate)
         encodeHeader(kind: frame.kind, envelope: envelope, auth: auth, into: &w)
         encodeBody(frame, into: &w)
         auth.appendTrailer(to: &w.bytes)
@@ -305,7 +246,7 @@ extension Wire {
     }
 
     /// Appends the 38-byte envelope.
-    static func encodeHeader(kind: FrameKind, envelope: Envelope, auth: Authenticator, into w: inout ByteWriter) {
+    static func encodeHeader(kind: FrameKind, envelope: Envelope, auth: Authenticator, into w: inout BigEndianByteWriter) {
         w.u8(magic.0)
         w.u8(magic.1)
         w.u16(envelope.version)
@@ -318,19 +259,19 @@ extension Wire {
     }
 
     /// Appends one data item (the body of a data frame is a count byte, then items).
-    static func encodeItem(_ item: DataItem, into w: inout ByteWriter) {
+    static func encodeItem(_ item: DataItem, into w: inout BigEndianByteWriter) {
         w.u64(item.origin.id.raw); w.u64(item.origin.incarnation); w.u64(item.viewID); w.u64(item.seq)
         w.u16(UInt16(item.payload.count)); w.bytes += item.payload
     }
 
     static func encodeBody(_ frame: Frame) -> [UInt8] {
-        var w = ByteWriter(capacity: 64)
+        var w = BigEndianByteWriter(capacity: 64)
         encodeBody(frame, into: &w)
         return w.bytes
     }
 
     /// Appends the body in place (no intermediate array: this is the data path's hot spot).
-    static func encodeBody(_ frame: Frame, into w: inout ByteWriter) {
+    static func encodeBody(_ frame: Frame, into w: inout BigEndianByteWriter) {
         switch frame {
         case let .heartbeat(status, viewID, viewKey, sentSeq, delivered):
             w.u8(status.rawValue); w.u64(viewID); w.u64(viewKey); w.u64(sentSeq)
@@ -396,7 +337,7 @@ extension Wire {
         guard constantTimeEqual(expected, bytes[bodyEnd...]) else {
             return .drop(authenticated ? .unauthenticated : .badChecksum)
         }
-        var c = ByteCursor(bytes, offset: 2, end: bodyEnd)
+        var c = BigEndianByteReader(bytes, offset: 2, end: bodyEnd)
         guard let version = c.u16(), let _ = c.u8(), let kindRaw = c.u8(), let roomHash = c.u64(),
               let sender = c.u64(), let incarnation = c.u64(), let packetNumber = c.u64()
         else { return .drop(.truncated) }
@@ -419,7 +360,7 @@ extension Wire {
         return diff == 0
     }
 
-    private static func decodeBody(_ kind: FrameKind, _ c: inout ByteCursor) -> Frame? {
+    private static func decodeBody(_ kind: FrameKind, _ c: inout BigEndianByteReader) -> Frame? {
         switch kind {
         case .heartbeat:
             guard let raw = c.u8(), let status = WireStatus(rawValue: raw), let viewID = c.u64(), viewID <= viewIDMax,
@@ -503,7 +444,7 @@ extension Wire {
         }
     }
 
-    private static func decodePairs(_ c: inout ByteCursor) -> [(PeerID, UInt64)]? {
+    private static func decodePairs(_ c: inout BigEndianByteReader) -> [(PeerID, UInt64)]? {
         guard let n = c.count(max: membersMax) else { return nil }
         var pairs: [(PeerID, UInt64)] = []
         for _ in 0..<n {
@@ -513,7 +454,7 @@ extension Wire {
         return pairs
     }
 
-    private static func decodeMembers(_ c: inout ByteCursor) -> [Member]? {
+    private static func decodeMembers(_ c: inout BigEndianByteReader) -> [Member]? {
         guard let n = c.count(max: membersMax) else { return nil }
         var members: [Member] = []
         for _ in 0..<n {
@@ -568,13 +509,4 @@ enum CRC32 {
     }
 
     static func checksum(_ bytes: [UInt8]) -> UInt32 { checksum(bytes[...]) }
-}
-
-/// FNV-1a 64-bit, for the room hash and view keys.
-enum FNV1a {
-    static func hash(_ bytes: some Sequence<UInt8>, seed: UInt64 = 0xCBF2_9CE4_8422_2325) -> UInt64 {
-        var h = seed
-        for b in bytes { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01B3 }
-        return h
-    }
 }

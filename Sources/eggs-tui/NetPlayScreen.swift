@@ -346,7 +346,7 @@ final class NetPlayScreen: Screen {
             let desynced = desyncs.contains { $0.player == id && $0.game == state.game }
             var statusText = isMe ? "you" : (linkText(id) ?? id.hex.suffix(8).description)
             if grid.state == .toppedOut { statusText = "out" }
-            if !present.contains(id) || state.out.contains(id) { statusText = "gone" }
+            if !present.contains(id) || state.leftDuringGame.contains(id) { statusText = "gone" }
             if desynced { statusText = "DESYNC" }
             return PlayerPanel(
                 name: lobbyNames[id] ?? id.hex, grid: grid, next: next, wins: state.wins[id] ?? 0,

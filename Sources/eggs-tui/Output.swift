@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SystemPackage
 
 /// Line output on the standard streams, flushed at once.
 enum FileHandleOutput {
@@ -8,17 +9,20 @@ enum FileHandleOutput {
 
     static func stdout(_ line: String) { writeAll(STDOUT_FILENO, line + "\n") }
 
-    /// Writes every byte of `text` to `fd`, retrying short writes and EINTR.
+    /// Writes every byte of `text` to `fd`, retrying short writes and EINTR (a write of nothing
+    /// is EIO, never an endless retry; swift-system's `writeAll` would retry it).
     /// - Returns: `nil` when every byte was written, else the `errno` of the failed write
     ///   (ENOSPC, EIO, EPIPE, ...).
     @discardableResult
     static func writeAll(_ fd: Int32, _ text: String) -> Int32? {
+        let file = FileDescriptor(rawValue: fd)
         var bytes = Array(text.utf8)[...]
         while !bytes.isEmpty {
-            let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                return errno
+            let written: Int
+            do {
+                written = try bytes.withUnsafeBytes { try file.write($0) }
+            } catch {
+                return (error as? Errno)?.rawValue ?? EIO
             }
             if written == 0 { return EIO }
             bytes = bytes.dropFirst(written)
@@ -53,14 +57,12 @@ enum FileHandleOutput {
 
     /// Reads `fd` to its end, failing past `limit` bytes.
     static func readAll(_ fd: Int32, limit: Int) -> [UInt8]? {
+        let file = FileDescriptor(rawValue: fd)
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                return nil
-            }
+            // swift-system retries EINTR.
+            guard let count = try? buffer.withUnsafeMutableBytes({ try file.read(into: $0) }) else { return nil }
             if count == 0 { return bytes }
             bytes += buffer[0..<count]
             if bytes.count > limit { return nil }

@@ -1,8 +1,11 @@
 import ArgumentParser
 import Consensus
 import EggGame
+import EggPrimitives
+import Foundation
 import PeerNet
 import PeerNetUDP
+import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -119,12 +122,20 @@ struct SoakFleet {
     struct Child {
         var index: Int
         var id: PeerID
-        var pid: pid_t
+        var process: Process
         var life: Int
         var log: String
         var summary: String
         var killedOnPurpose = false
-        var exitStatus: Int32?
+        var exit: Exit?
+
+        var pid: pid_t { process.processIdentifier }
+    }
+
+    /// How a child ended.
+    enum Exit: Equatable {
+        case code(Int32)
+        case signal(Int32)
     }
 
     let folder: String
@@ -149,15 +160,14 @@ struct SoakFleet {
         let log = "\(folder)/peer\(index)-life\(life).jsonl"
         let summary = "\(folder)/peer\(index)-life\(life).summary.json"
         let args = [binary] + arguments + ["--id", id.hex, "--seed", "\(id.raw &+ UInt64(life))", "--log", log, "--summary", summary]
-        let pid = try Self.spawn(args, stderrPath: "\(folder)/peer\(index)-life\(life).stderr")
-        lives.append(Child(index: index, id: id, pid: pid, life: life, log: log, summary: summary))
+        let process = try Self.spawn(args, stderrPath: "\(folder)/peer\(index)-life\(life).stderr")
+        lives.append(Child(index: index, id: id, process: process, life: life, log: log, summary: summary))
     }
 
     /// Collects children that exited.
     mutating func reap() {
-        for i in lives.indices where lives[i].exitStatus == nil {
-            var status: Int32 = 0
-            if waitpid(lives[i].pid, &status, WNOHANG) == lives[i].pid { lives[i].exitStatus = status }
+        for i in lives.indices where lives[i].exit == nil && !lives[i].process.isRunning {
+            lives[i].exit = Self.exit(of: lives[i].process)
         }
     }
 
@@ -167,7 +177,7 @@ struct SoakFleet {
     /// ones are drawn at random.
     mutating func churn(random: inout EggGame.SplitMix64) throws {
         guard restartAt.isEmpty else { return }
-        let running = lives.indices.filter { lives[$0].exitStatus == nil }
+        let running = lives.indices.filter { lives[$0].exit == nil }
         guard running.count >= 2 else { return }
         let victim = kills == 0
             ? running.max { lives[$0].id < lives[$1].id }!
@@ -189,17 +199,16 @@ struct SoakFleet {
 
     /// Asks every running peer to stop (SIGTERM: it writes its summary and leaves), then waits.
     mutating func stopAll() {
-        for child in lives where child.exitStatus == nil { kill(child.pid, SIGTERM) }
+        for child in lives where child.exit == nil { child.process.terminate() }
         let deadline = MonotonicClock.now().adding(milliseconds: 15_000)
-        while lives.contains(where: { $0.exitStatus == nil }) && MonotonicClock.now() < deadline {
+        while lives.contains(where: { $0.exit == nil }) && MonotonicClock.now() < deadline {
             reap()
             usleep(50_000)
         }
-        for i in lives.indices where lives[i].exitStatus == nil {
+        for i in lives.indices where lives[i].exit == nil {
             kill(lives[i].pid, SIGKILL)
-            var status: Int32 = 0
-            waitpid(lives[i].pid, &status, 0)
-            lives[i].exitStatus = status
+            lives[i].process.waitUntilExit()
+            lives[i].exit = Self.exit(of: lives[i].process)
         }
     }
 
@@ -211,7 +220,7 @@ struct SoakFleet {
         let checkpoints = reports.map(\.checkpoints).reduce(0, +)
         let desyncs = reports.map(\.desyncs).reduce(0, +)
         let wait = reports.map(\.maxEggWaitMs).max() ?? 0
-        let alive = lives.filter { $0.exitStatus == nil }.count
+        let alive = lives.filter { $0.exit == nil }.count
         return "soak \(Int(elapsed))s: \(alive) peers up, \(kills) killed, games \(games), delivered \(messages), retransmitted \(retransmitted), checkpoints \(checkpoints), desyncs \(desyncs), worst egg wait \(format3(wait)) ms"
     }
 
@@ -243,11 +252,10 @@ struct SoakFleet {
         var reasons: [String] = []
         var crashed = 0
         for child in lives where !child.killedOnPurpose {
-            let status = child.exitStatus ?? -1
-            if status != 0 {
+            if child.exit != .code(0) {
                 crashed += 1
                 let said = Self.lastLine(of: "\(folder)/peer\(child.index)-life\(child.life).stderr")
-                reasons.append("peer \(child.id.hex) life \(child.life) exited with status \(Self.describe(status))"
+                reasons.append("peer \(child.id.hex) life \(child.life) exited with status \(child.exit.map(Self.describe) ?? "none (still running)")"
                                + (said.map { ": \($0)" } ?? " (see its .stderr)"))
             }
         }
@@ -303,10 +311,16 @@ struct SoakFleet {
         return Verdict(ok: ok, reasons: reasons, json: json)
     }
 
-    /// The exit code of a `waitpid` status, or the signal that ended the process.
-    static func describe(_ status: Int32) -> String {
-        let signal = status & 0x7F
-        return signal == 0 ? "\((status >> 8) & 0xFF)" : "signal \(signal)"
+    /// The exit code, or the signal that ended the process.
+    static func describe(_ exit: Exit) -> String {
+        switch exit {
+        case .code(let code): "\(code)"
+        case .signal(let signal): "signal \(signal)"
+        }
+    }
+
+    static func exit(of process: Process) -> Exit {
+        process.terminationReason == .uncaughtSignal ? .signal(process.terminationStatus) : .code(process.terminationStatus)
     }
 
     /// The last non-empty line of a small text file (a child's stderr), if any.
@@ -319,35 +333,38 @@ struct SoakFleet {
     }
 
     static func verifyLog(_ path: String, passphrase: String? = nil) throws -> ReplayReport {
-        let fd = open(path, O_RDONLY)
-        guard fd >= 0 else { throw CommandFailure.badInput("cannot open \(path)") }
-        defer { close(fd) }
+        guard let file = try? FileDescriptor.open(FilePath(path), .readOnly, options: .closeOnExec) else {
+            throw CommandFailure.badInput("cannot open \(path)")
+        }
+        defer { try? file.close() }
         var replay = Replay(passphrase: passphrase)
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         while true {
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            if count <= 0 { break }
+            // swift-system retries EINTR; an error ends the log like its end (as before).
+            guard let count = try? buffer.withUnsafeMutableBytes({ try file.read(into: $0) }), count > 0 else { break }
             try replay.receive(Array(buffer[0..<count]))
         }
         return try replay.finish()
     }
 
-    static func spawn(_ args: [String], stderrPath: String) throws -> pid_t {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, stderrPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        var cArgs: [UnsafeMutablePointer<CChar>?] = args.map { strdup($0) } + [nil]
-        defer { cArgs.forEach { free($0) } }
-        var pid: pid_t = 0
-        let result = posix_spawn(&pid, args[0], &actions, nil, &cArgs, environ)
-        guard result == 0 else { throw CommandFailure.detected("cannot start \(args[0]): \(String(cString: strerror(result)))") }
-        return pid
+    /// Starts `args` (the first is the executable) with stdin and stdout on /dev/null and stderr
+    /// in a new file at `stderrPath`.
+    static func spawn(_ args: [String], stderrPath: String) throws -> Process {
+        guard FileManager.default.createFile(atPath: stderrPath, contents: nil),
+              let stderr = FileHandle(forWritingAtPath: stderrPath)
+        else { throw CommandFailure.detected("cannot create \(stderrPath)") }
+        defer { try? stderr.close() }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: args[0])
+        process.arguments = Array(args.dropFirst())
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = stderr
+        do {
+            try process.run()
+        } catch {
+            throw CommandFailure.detected("cannot start \(args[0]): \(error)")
+        }
+        return process
     }
 }
-
-/// 16 lowercase hex digits, as IDs and decided values are written everywhere.
-func hex16(_ value: UInt64) -> String { PeerID(value).hex }

@@ -1,4 +1,5 @@
 import EggGame
+import EggPrimitives
 import PeerNet
 import Testing
 @testable import Consensus

@@ -1,4 +1,5 @@
 import EggGame
+import EggTestSupport
 import Foundation
 import PeerNet
 import Testing
@@ -239,7 +240,7 @@ struct LogIntegrityTests {
 
     enum Edit: CaseIterable { case drop, duplicate, swap, truncate, flipByte, splice }
 
-    @Test("random edits of a good log: damage named at or before the edit, or a mismatch; never a clean pass")
+    @Test("random edits of a good log: damage named at or before the edit, or a mismatch; never a clean pass", .tags(.slow), .slowTier)
     func randomEdits() throws {
         let seed = UInt64(ProcessInfo.processInfo.environment["EGGS_LOG_EDIT_SEED"] ?? "") ?? UInt64.random(in: 1...UInt64.max)
         print("randomEdits seed \(seed) (rerun with EGGS_LOG_EDIT_SEED=\(seed))")

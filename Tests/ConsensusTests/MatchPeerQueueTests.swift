@@ -64,6 +64,18 @@ private final class HandRoom {
         }
     }
 
+    /// Installs `view` at its members, readies them all for a match of `settings` and ticks
+    /// (delivering among them) until `first` spawned `pairs` pairs, at most 10,000 ticks.
+    func startMatch(in view: MembershipView, settings: MatchSettings, until first: PeerID, spawned pairs: Int) {
+        install(view, at: view.members)
+        for id in view.members { peers[id]!.setReady(settings: settings, wantsToPlay: true); drain(id) }
+        var ticks = 0
+        while (peers[first]!.owner?.grid.pairsSpawned ?? 0) < pairs && ticks < 10_000 {
+            tick(view.members, deliverTo: view.members)
+            ticks += 1
+        }
+    }
+
     /// One 60 Hz tick of the peers in `ids` (bots move), then deliveries among `deliverTo`.
     func tick(_ ids: [PeerID], deliverTo: [PeerID]) {
         now = now.adding(nanoseconds: 16_666_667)
@@ -94,13 +106,7 @@ struct MatchPeerQueueTests {
         room.add(b)
         // Views without keys: both room states number their games from 0 (the worst case; see
         // `firstGame(of:)`), so only the stream itself can tell the old game 0 from the new one.
-        room.install(MembershipView(id: 1, members: [a, b], joined: [a, b]), at: [a, b])
-        for id in [a, b] { room.peers[id]!.setReady(settings: Self.settings, wantsToPlay: true); room.drain(id) }
-        var ticks = 0
-        while (room.peers[a]!.owner?.grid.pairsSpawned ?? 0) < 6 && ticks < 10_000 {
-            room.tick([a, b], deliverTo: [a, b])
-            ticks += 1
-        }
+        room.startMatch(in: MembershipView(id: 1, members: [a, b], joined: [a, b]), settings: Self.settings, until: a, spawned: 6)
         #expect(room.peers[a]!.match?.game == 0, "the first game is in progress")
         // b is killed. a, blocked in the old view, keeps playing game 0; its sends wait.
         room.queues = [:]
@@ -120,7 +126,7 @@ struct MatchPeerQueueTests {
         room.deliverAll(to: [a, b])
         #expect(room.peers[a]!.isSynced && room.peers[b]!.isSynced)
         for id in [a, b] { room.peers[id]!.setReady(settings: Self.settings, wantsToPlay: true); room.drain(id) }
-        ticks = 0
+        var ticks = 0
         while (room.peers[b]!.owner?.grid.pairsSpawned ?? 0) < 40 && ticks < 20_000 {
             room.tick([a, b], deliverTo: [a, b])
             ticks += 1
@@ -156,13 +162,7 @@ struct MatchPeerQueueTests {
         let room = HandRoom()
         room.add(a)
         room.add(b)
-        room.install(MembershipView(id: 1, members: [a, b], joined: [a, b]), at: [a, b])
-        for id in [a, b] { room.peers[id]!.setReady(settings: Self.settings, wantsToPlay: true); room.drain(id) }
-        var ticks = 0
-        while (room.peers[a]!.owner?.grid.pairsSpawned ?? 0) < 3 && ticks < 10_000 {
-            room.tick([a, b], deliverTo: [a, b])
-            ticks += 1
-        }
+        room.startMatch(in: MembershipView(id: 1, members: [a, b], joined: [a, b]), settings: Self.settings, until: a, spawned: 3)
         // b goes silent (its votes never arrive): a runs out of decided rounds and waits.
         room.audience[b] = nil
         for _ in 0..<1_200 { room.tick([a], deliverTo: [a]) }
@@ -179,13 +179,7 @@ struct MatchPeerQueueTests {
         let room = HandRoom()
         room.add(a, sendBackpressureAt: 32)
         room.add(b)
-        room.install(MembershipView(id: 1, members: [a, b], joined: [a, b], key: 1), at: [a, b])
-        for id in [a, b] { room.peers[id]!.setReady(settings: Self.settings, wantsToPlay: true); room.drain(id) }
-        var ticks = 0
-        while (room.peers[a]!.owner?.grid.pairsSpawned ?? 0) < 4 && ticks < 10_000 {
-            room.tick([a, b], deliverTo: [a, b])
-            ticks += 1
-        }
+        room.startMatch(in: MembershipView(id: 1, members: [a, b], joined: [a, b], key: 1), settings: Self.settings, until: a, spawned: 4)
         // a's driver stops taking payloads (its send window is full): a ticks without pollSend.
         var peer = room.peers[a]!
         let spawnedBefore = peer.owner!.grid.pairsSpawned
@@ -257,13 +251,7 @@ struct ViewAbandonedTests {
         room.add(a)
         room.add(b)
         let first = MembershipView(id: 1, members: [a, b], joined: [a, b], key: 7)
-        room.install(first, at: [a, b])
-        for id in [a, b] { room.peers[id]!.setReady(settings: MatchPeerQueueTests.settings, wantsToPlay: true); room.drain(id) }
-        var ticks = 0
-        while (room.peers[a]!.owner?.grid.pairsSpawned ?? 0) < 4 && ticks < 10_000 {
-            room.tick([a, b], deliverTo: [a, b])
-            ticks += 1
-        }
+        room.startMatch(in: first, settings: MatchPeerQueueTests.settings, until: a, spawned: 4)
         #expect(room.peers[a]!.match != nil)
         // b is gone; a, the lower ID of two, is blocked, and PeerNet gives the view up.
         room.audience[a] = nil

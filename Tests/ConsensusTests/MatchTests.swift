@@ -1,4 +1,5 @@
 import EggGame
+import EggTestSupport
 import PeerNet
 import Testing
 @testable import Consensus
@@ -33,7 +34,7 @@ func desyncs(_ h: VSHarness) -> [String] {
     h.events.flatMap { id, events in events.compactMap { if case .desync(let d) = $0 { "\(id.hex): \(d)" } else { nil } } }
 }
 
-@Suite("Replicated match")
+@Suite("Replicated match", .tags(.slow), .slowTier)
 struct MatchTests {
     @Test("lobby: a start vote with every member ready starts the match with the highest ID's settings")
     func startVote() {
@@ -86,7 +87,7 @@ struct MatchTests {
         #expect(h.peers[victim]?.match != nil, "the match started")
         h.installView(members: ids.filter { $0 != victim }, crashed: [victim])
         h.installView(members: ids, joining: [victim])
-        for id in ids where id != victim { #expect(h.peers[id]!.match?.out == [victim]) }
+        for id in ids where id != victim { #expect(h.peers[id]!.match?.leftDuringGame == [victim]) }
         var ticks = 0
         func gamesOver(_ id: PeerID) -> [PeerID?] { gameOvers(h, id, game: 0) }
         while ids.contains(where: { gamesOver($0).isEmpty }) && ticks < 40_000 {
@@ -111,7 +112,7 @@ struct MatchTests {
         func endings(_ id: PeerID, _ game: UInt32) -> Int { gameOvers(h, id, game: game).count }
         var ticks = 0
         while stay.contains(where: { endings($0, 0) == 0 }) && ticks < 40_000 { h.tick(deliveries: 40); ticks += 1 }
-        for id in stay { #expect(h.peers[id]!.match?.game == 1 && h.peers[id]!.match?.out == Set(away)) }
+        for id in stay { #expect(h.peers[id]!.match?.game == 1 && h.peers[id]!.match?.leftDuringGame == Set(away)) }
         h.installView(members: ids, joining: away)
         ticks = 0
         while ids.contains(where: { endings($0, 1) == 0 }) && ticks < 40_000 { h.tick(deliveries: 40); ticks += 1 }

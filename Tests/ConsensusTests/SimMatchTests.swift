@@ -1,5 +1,6 @@
 import EggGame
 import EggSim
+import EggTestSupport
 import PeerNet
 import Testing
 @testable import Consensus
@@ -60,7 +61,7 @@ final class BotApp: SimApplication {
     }
 }
 
-@Suite("Replicated match on the simulated network")
+@Suite("Replicated match on the simulated network", .tags(.slow), .slowTier)
 struct SimMatchTests {
     @Test("bot matches over EggSim with loss, replay and delay: checkpoints match and the winner is agreed",
           arguments: [2, 3])

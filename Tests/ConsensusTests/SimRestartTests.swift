@@ -1,5 +1,6 @@
 import EggGame
 import EggSim
+import EggTestSupport
 import PeerNet
 import Testing
 @testable import Consensus
@@ -8,7 +9,7 @@ private let ms: UInt64 = 1_000_000
 private let seconds: UInt64 = 1_000_000_000
 
 /// A player killed (kill -9) mid-game and restarted at once under the same ID, on EggSim.
-@Suite("Restarts under the same ID on the simulated network")
+@Suite("Restarts under the same ID on the simulated network", .tags(.slow), .slowTier)
 struct SimRestartTests {
     /// Seconds from a restart to the restarted peer being back in the lobby with every other
     /// peer of the room (synced, in one view with all of them).
@@ -79,7 +80,7 @@ struct SimRestartTests {
     @Test("kill -9 and an immediate restart under the same ID mid-game, highest or lowest ID, 2 or 3 players: no desync, back in the lobby within 5 s",
           arguments: [(2, true), (2, false), (3, true), (3, false)])
     func restartMidGame(players: Int, highest: Bool) {
-        expectSeedsPass(chunk: 0, defaultCount: 3,
+        expectSeedsPass(chunk: 0, defaultCount: 3, filter: "SimRestartTests/restartMidGame",
                         reproduce: { "SimRestartTests.runRestart(seed: \($0), players: \(players), highest: \(highest))" }) {
             Self.runRestart(seed: $0, players: players, highest: highest)
         }

@@ -1,5 +1,7 @@
 import EggGame
+import EggPrimitives
 import EggSim
+import EggTestSupport
 import Foundation
 import PeerNet
 import Testing
@@ -8,25 +10,11 @@ import Testing
 private let ms: UInt64 = 1_000_000
 private let seconds: UInt64 = 1_000_000_000
 
-/// Seeds per chunk of the swarm tests: `default` unless `EGGS_SIM_SEEDS` says more (a longer hunt).
-func simSeedsPerChunk(_ defaultCount: Int) -> UInt64 {
-    UInt64(ProcessInfo.processInfo.environment["EGGS_SIM_SEEDS"].flatMap(Int.init) ?? defaultCount)
-}
-
-/// The seeds of chunk `chunk` (from 0): `simSeedsPerChunk(defaultCount)` seeds, the first chunk from seed 1.
-func simSeeds(chunk: Int, defaultCount: Int) -> ClosedRange<UInt64> {
-    let n = simSeedsPerChunk(defaultCount)
-    return (1 + n * UInt64(chunk))...(n + n * UInt64(chunk))
-}
-
-/// Runs `run` on the chunk's seeds until one fails, and expects none to: a failure names the
-/// call that reproduces it (`reproduce` with the seed).
-func expectSeedsPass(chunk: Int, defaultCount: Int, reproduce: (UInt64) -> String, _ run: (UInt64) -> [String]) {
-    for seed in simSeeds(chunk: chunk, defaultCount: defaultCount) {
-        let failures = run(seed)
-        #expect(failures.isEmpty, "reproduce with \(reproduce(seed)):\n\(failures.prefix(5).joined(separator: "\n"))")
-        if !failures.isEmpty { break }
-    }
+/// The seeds of chunk `chunk` (from 0): `defaultCount` seeds unless `EGGS_SIM_SEEDS` says more
+/// (a longer hunt), from the base seed `EGGS_SEED` (default 1; `random` draws one); `EGGS_SIM_SEED=N`
+/// runs exactly seed N (see `SwarmSeeds`).
+func simSeeds(chunk: Int, defaultCount: Int) -> [UInt64] {
+    SwarmSeeds.current.seeds(chunk: chunk, defaultCount: defaultCount)
 }
 
 /// Round latency on the simulated network: for every egg round, the virtual time from the first
@@ -72,10 +60,7 @@ final class RoundProbe {
 
     /// The `q` quantile of the samples in milliseconds (nearest rank).
     func percentileMilliseconds(_ q: Double) -> Double {
-        guard !latencies.isEmpty else { return 0 }
-        let sorted = latencies.sorted()
-        let index = min(sorted.count - 1, max(0, Int((q * Double(sorted.count)).rounded(.up)) - 1))
-        return Double(sorted[index]) / Double(ms)
+        Double(nearestRank(q, ofSorted: latencies.sorted()) ?? 0) / Double(ms)
     }
 
     var summary: String {
@@ -141,7 +126,7 @@ final class SimBotRun {
     }
 }
 
-@Suite("Voting rounds on the simulated network")
+@Suite("Voting rounds on the simulated network", .tags(.slow), .slowTier)
 struct SimRoundTests {
     static let config = PeerNetConfig(peerID: PeerID(1))
     /// The stated bound: a round is decided within failure detection (suspect timeout, then a
@@ -215,9 +200,7 @@ struct SimRoundTests {
           arguments: 0..<2)
     func roundBound(chunk: Int) {
         var worst: UInt64 = 0, midRound = 0
-        let only = ProcessInfo.processInfo.environment["EGGS_SIM_SEED"].flatMap(UInt64.init)
-        if only != nil && chunk > 0 { return }
-        for seed in only.map({ $0...$0 }) ?? simSeeds(chunk: chunk, defaultCount: 8) {
+        for seed in simSeeds(chunk: chunk, defaultCount: 8) {
             let started = Date()
             let (failures, probe, crashedMidRound) = Self.runRoundBoundProbe(seed: seed)
             let worstSeed = probe.worst.nanoseconds
@@ -227,10 +210,15 @@ struct SimRoundTests {
             }
             worst = max(worst, worstSeed)
             if crashedMidRound { midRound += 1 }
-            #expect(failures.isEmpty, "reproduce with SimRoundTests.runRoundBound(seed: \(seed)):\n\(failures.prefix(5).joined(separator: "\n"))")
+            #expect(failures.isEmpty, """
+                rerun with \(SwarmSeeds.rerunCommand(seed: seed, filter: "SimRoundTests/roundBound")) (or call SimRoundTests.runRoundBound(seed: \(seed))):
+                \(failures.prefix(5).joined(separator: "\n"))
+                """)
             if !failures.isEmpty { break }
         }
-        #expect(midRound >= 6, "only \(midRound) crashes hit a round mid-vote")
+        if simSeeds(chunk: chunk, defaultCount: 8).count >= 8 {  // a coverage check over many seeds, not for a rerun of one
+            #expect(midRound >= 6, "only \(midRound) crashes hit a round mid-vote")
+        }
         if ProcessInfo.processInfo.environment["EGGS_CONSENSUS_REPORT"] == "1" {
             print("round bound chunk \(chunk): worst round latency \(worst / ms) ms (bound \(Self.boundNanoseconds / ms) ms)")
         }
@@ -238,7 +226,7 @@ struct SimRoundTests {
 }
 
 /// Whole bot matches on EggSim: the longest wait for a next egg, and round latency.
-@Suite("Egg waits on the simulated network")
+@Suite("Egg waits on the simulated network", .tags(.slow), .slowTier)
 struct SimEggWaitTests {
     struct Outcome {
         var failures: [String] = []
@@ -305,7 +293,7 @@ struct SimEggWaitTests {
 }
 
 /// Whole bot matches across a partition that heals.
-@Suite("Partitions on the simulated network")
+@Suite("Partitions on the simulated network", .tags(.slow), .slowTier)
 struct SimPartitionTests {
     /// One seed: 4 peers split 2-2 (the highest ID's half stays primary) or 5 peers split 3-2,
     /// mid-game, under 0–10 % loss, for 4–8 s (long enough for both sides to change views);
@@ -360,12 +348,13 @@ struct SimPartitionTests {
     @Test("bot matches across a partition that heals: checkpoints match, the primary agrees on the winner, no round has two values",
           arguments: 0..<2)
     func partitionAndHeal(chunk: Int) {
-        expectSeedsPass(chunk: chunk, defaultCount: 3, reproduce: { "SimPartitionTests.runPartition(seed: \($0))" }, Self.runPartition)
+        expectSeedsPass(chunk: chunk, defaultCount: 3, filter: "SimPartitionTests/partitionAndHeal",
+                        reproduce: { "SimPartitionTests.runPartition(seed: \($0))" }, Self.runPartition)
     }
 }
 
 /// Whole bot matches under random faults: partitions, crashes and restarts drawn from the seed.
-@Suite("Random faults on the simulated network")
+@Suite("Random faults on the simulated network", .tags(.slow), .slowTier)
 struct SimFaultTests {
     /// One seed: `SimOptions.swarm` with faults (2–6 peers, loss ≤ 30 %, mean delay ≤ 5 ms) for
     /// 20 s, then the liveness phase (faults off, crashed peers restarted) and 5 s more.
@@ -392,6 +381,7 @@ struct SimFaultTests {
     @Test("bot matches under random partitions, crashes and restarts: no desync; once faults stop every peer is synced and no player waits for an egg",
           arguments: 0..<2)
     func randomFaults(chunk: Int) {
-        expectSeedsPass(chunk: chunk, defaultCount: 6, reproduce: { "SimFaultTests.runFaults(seed: \($0))" }, Self.runFaults)
+        expectSeedsPass(chunk: chunk, defaultCount: 6, filter: "SimFaultTests/randomFaults",
+                        reproduce: { "SimFaultTests.runFaults(seed: \($0))" }, Self.runFaults)
     }
 }

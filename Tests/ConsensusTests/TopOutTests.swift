@@ -60,7 +60,7 @@ struct TopOutTests {
     @Test("a clock that goes back is ignored, so a top-out tick is never before an alive tick")
     func clockNeverGoesBack() {
         var peer = MatchPeer(config: MatchPeerConfig(id: PeerID(1), name: "a", voteSeed: 1))
-        var mirror = Mirror()
+        var mirror = PlayerMirror()
         peer.receiveClock(50, mirror: &mirror)
         peer.receiveClock(40, mirror: &mirror)
         #expect(mirror.clock == 50)

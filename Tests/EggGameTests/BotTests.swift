@@ -1,3 +1,4 @@
+import EggTestSupport
 import Testing
 @testable import EggGame
 
@@ -58,7 +59,7 @@ struct BotTests {
         }
     }
 
-    @Test("hard beats easy in most of 50 seeded games")
+    @Test("hard beats easy in most of 50 seeded games", .tags(.slow), .slowTier)
     func hardBeatsEasy() {
         var hardWins = 0, easyWins = 0, draws = 0
         for seed in UInt64(0)..<50 {

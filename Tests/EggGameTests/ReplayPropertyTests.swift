@@ -1,3 +1,4 @@
+import EggTestSupport
 import Testing
 @testable import EggGame
 
@@ -52,7 +53,7 @@ func randomMove(_ rng: inout Xoshiro256StarStar) -> Move? {
 
 @Suite("replication: a mirror rebuilt from inputs only")
 struct ReplayPropertyTests {
-    @Test("a grid rebuilt from the recorded inputs matches the owner's hash after every pair (200 seeds)")
+    @Test("a grid rebuilt from the recorded inputs matches the owner's hash after every pair (200 seeds)", .tags(.slow), .slowTier)
     func mirrorMatchesOwner() {
         var pairsTotal = 0, chainsTotal = 0
         for seed in UInt64(1)...200 {

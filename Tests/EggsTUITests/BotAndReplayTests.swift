@@ -1,8 +1,9 @@
+import EggTestSupport
 import Foundation
 import Testing
 
 /// Bots over real sockets (multicast on 127.0.0.1 only) and replay of their logs.
-@Suite("bots and replay", .serialized)
+@Suite("bots and replay", .serialized, .tags(.slow), .slowTier)
 struct BotAndReplayTests {
     struct Summary {
         var peer: String
@@ -36,7 +37,7 @@ struct BotAndReplayTests {
 
     /// Runs `count` bot processes in one room until each played `games` games.
     static func runBots(processes: Int, games: Int, directory: String, level: String = "medium") throws -> [Summary] {
-        let port = Int.random(in: 20_000...60_000)
+        let port = TestPorts.next()
         var runs: [Process] = []
         for index in 0..<processes {
             let process = Process()
@@ -57,15 +58,9 @@ struct BotAndReplayTests {
         return try (0..<processes).flatMap { try readSummary("\(directory)/summary\($0).json") }
     }
 
-    static func temporaryDirectory(_ name: String) throws -> String {
-        let path = NSTemporaryDirectory() + "eggs-\(name)-\(getpid())-\(Int.random(in: 0...1_000_000))"
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
-    }
-
     @Test("three bot processes on 127.0.0.1 play whole matches; their logs verify and agree")
     func threeBotsPlayAndAgree() throws {
-        let directory = try Self.temporaryDirectory("bots")
+        let directory = try Harness.temporaryDirectory("bots")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let bots = try Self.runBots(processes: 3, games: 2, directory: directory)
         #expect(bots.count == 3)
@@ -94,9 +89,9 @@ struct BotAndReplayTests {
 
     @Test("bot --spectators: watchers in the bots' process start with them, check every checkpoint and log the same match")
     func spectatorsWatch() throws {
-        let directory = try Self.temporaryDirectory("watchers")
+        let directory = try Harness.temporaryDirectory("watchers")
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let port = Int.random(in: 20_000...60_000)
+        let port = TestPorts.next()
         let result = try Harness.run([
             "bot", "--interface", "127.0.0.1", "--port", "\(port)", "--room", "watch-\(port)", "--count", "2",
             "--spectators", "2", "--players", "2", "--games", "1", "--speed", "9", "--seconds", "120",
@@ -121,9 +116,9 @@ struct BotAndReplayTests {
 
     @Test("watchers alone in a room wait quietly for players instead of voting starts that fail")
     func watchersAloneWait() throws {
-        let directory = try Self.temporaryDirectory("watchers-alone")
+        let directory = try Harness.temporaryDirectory("watchers-alone")
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let port = Int.random(in: 20_000...60_000)
+        let port = TestPorts.next()
         let result = try Harness.run([
             "bot", "--interface", "127.0.0.1", "--port", "\(port)", "--room", "alone-\(port)", "--count", "0",
             "--spectators", "2", "--seconds", "4", "--log", "\(directory)/peer.jsonl", "--summary", "\(directory)/summary.json",
@@ -141,7 +136,7 @@ struct BotAndReplayTests {
 
     @Test("replay --verify: good, edited checkpoint, removed message, truncated line, corrupt line")
     func replayChecksLogs() throws {
-        let directory = try Self.temporaryDirectory("replay")
+        let directory = try Harness.temporaryDirectory("replay")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let bots = try Self.runBots(processes: 2, games: 1, directory: directory)
         let log = try #require(bots.first?.log)

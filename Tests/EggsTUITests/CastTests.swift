@@ -1,10 +1,11 @@
+import EggTestSupport
 import Foundation
 import Testing
 
 /// `eggs-tui replay LOG --cast FILE`: an asciicast v2 recording of a real bot match, played
 /// back by the asciinema package (`asciinema cat`, installed by scripts/setup.sh), with a
 /// marker at every chain of 3 or more.
-@Suite("asciicast recordings", .serialized)
+@Suite("asciicast recordings", .serialized, .tags(.slow), .slowTier)
 struct CastTests {
     struct Event {
         var time: Double
@@ -27,24 +28,16 @@ struct CastTests {
     /// Plays a recording back with `asciinema cat` (found on PATH): its output as a
     /// terminal would get it.
     static func cat(_ cast: String) throws -> Harness.Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "command -v asciinema >/dev/null || { echo 'asciinema is missing: run scripts/setup.sh' >&2; exit 127; }; exec asciinema cat \"$0\"", cast]
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let outData = ReadAll(out.fileHandleForReading), errData = ReadAll(err.fileHandleForReading)
-        process.waitUntilExit()
-        return Harness.Result(status: process.terminationStatus, stdout: outData.wait(), stderr: errData.wait())
+        try Harness.runProcess(
+            "/bin/sh",
+            ["-c", "command -v asciinema >/dev/null || { echo 'asciinema is missing: run scripts/setup.sh' >&2; exit 127; }; exec asciinema cat \"$0\"", cast])
     }
 
     @Test("a bot match becomes an asciicast that asciinema plays, with one marker per chain of 3 or more, scaled by --speed")
     func botMatchCast() throws {
-        let directory = try BotAndReplayTests.temporaryDirectory("cast")
+        let directory = try Harness.temporaryDirectory("cast")
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let port = Int.random(in: 20_000...60_000)
+        let port = TestPorts.next()
         let bots = try Harness.run([
             "bot", "--interface", "127.0.0.1", "--port", "\(port)", "--room", "cast-\(port)", "--count", "2",
             "--players", "2", "--games", "2", "--level", "insane", "--speed", "9", "--seconds", "50", "--id", "a00",
@@ -103,7 +96,7 @@ struct CastTests {
 
     @Test("--cast to a file that cannot be written, or of a log that is not one, exits 2 with one line")
     func badCast() throws {
-        let directory = try BotAndReplayTests.temporaryDirectory("cast-bad")
+        let directory = try Harness.temporaryDirectory("cast-bad")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try "not a log\n".write(toFile: "\(directory)/bad.jsonl", atomically: true, encoding: .utf8)
         let bad = try Harness.run(["replay", "\(directory)/bad.jsonl", "--cast", "\(directory)/x.cast"])

@@ -1,3 +1,4 @@
+import EggTestSupport
 import Foundation
 import Testing
 
@@ -85,7 +86,7 @@ struct CommandLineTests {
 
     @Test("an EGGS_TRACE_INPUT that cannot be written exits 2 naming it")
     func unwritableTrace() throws {
-        let result = try Harness.run(["play", "--interface", "127.0.0.1", "--port", "\(Int.random(in: 20_000...60_000))"],
+        let result = try Harness.run(["play", "--interface", "127.0.0.1", "--port", "\(TestPorts.next())"],
                                      stdin: "", environment: ["EGGS_TRACE_INPUT": "/"])
         #expect(result.status == 2)
         #expect(result.stderr.contains("'/'"), "stderr: \(result.stderr)")

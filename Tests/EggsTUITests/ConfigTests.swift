@@ -1,13 +1,14 @@
+import EggTestSupport
 import Foundation
 import Testing
 
 /// `$XDG_CONFIG_HOME/eggs/config.toml`: the defaults a player sets once; flags win; a bad
 /// file is exit 2 naming its line.
-@Suite("config file")
+@Suite("config file", .tags(.slow), .slowTier)
 struct ConfigTests {
     /// A fresh XDG_CONFIG_HOME holding `eggs/config.toml` with `text`.
     static func configHome(_ text: String) throws -> String {
-        let home = try BotAndReplayTests.temporaryDirectory("config")
+        let home = try Harness.temporaryDirectory("config")
         try FileManager.default.createDirectory(atPath: home + "/eggs", withIntermediateDirectories: true)
         try text.write(toFile: home + "/eggs/config.toml", atomically: true, encoding: .utf8)
         return home
@@ -29,7 +30,7 @@ struct ConfigTests {
             interface = "127.0.0.1"
             """)
         defer { try? FileManager.default.removeItem(atPath: home) }
-        let port = Int.random(in: 20_000...60_000)
+        let port = TestPorts.next()
         let env = ["XDG_CONFIG_HOME": home, "XDG_STATE_HOME": home + "/state"]
         let fromConfig = try Harness.run(["bot", "--port", "\(port)", "--seconds", "0.5", "--log", home + "/a.jsonl"], environment: env)
         #expect(fromConfig.status == 0, "\(fromConfig.stderr)")
@@ -54,7 +55,7 @@ struct ConfigTests {
     func colorsAndFlagWins() throws {
         let home = try Self.configHome("interface = \"127.0.0.1\"\ncolors = 5\n")
         defer { try? FileManager.default.removeItem(atPath: home) }
-        let port = Int.random(in: 20_000...40_000)
+        let port = TestPorts.next()
         func match(_ name: String, port: Int, extra: [String]) throws -> Process {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: Harness.binary)

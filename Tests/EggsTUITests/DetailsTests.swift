@@ -1,3 +1,4 @@
+import EggTestSupport
 import Foundation
 import Testing
 
@@ -24,7 +25,7 @@ struct DetailsTests {
 
     @Test("a key bound to two actions is exit 2 naming the key and both actions")
     func conflictingKeys() throws {
-        let home = try BotAndReplayTests.temporaryDirectory("keys")
+        let home = try Harness.temporaryDirectory("keys")
         defer { try? FileManager.default.removeItem(atPath: home) }
         let result = try Harness.run(["play", "--practice", "--keys", "left=x"], environment: ["XDG_CONFIG_HOME": home])
         #expect(result.status == 2)
@@ -36,11 +37,11 @@ struct DetailsTests {
         #expect(!fixed.stderr.contains("bound to both"), "stderr: \(fixed.stderr)")
     }
 
-    @Test("bot prints one line per finished game; --quiet prints none")
+    @Test("bot prints one line per finished game; --quiet prints none", .tags(.slow), .slowTier)
     func botGameLines() throws {
         for quiet in [false, true] {
-            let port = Int.random(in: 20_000...60_000)
-            let state = try BotAndReplayTests.temporaryDirectory("botlines")
+            let port = TestPorts.next()
+            let state = try Harness.temporaryDirectory("botlines")
             defer { try? FileManager.default.removeItem(atPath: state) }
             let result = try Harness.run(
                 ["bot", "--interface", "127.0.0.1", "--port", "\(port)", "--room", "lines-\(port)", "--count", "2", "--players", "2",

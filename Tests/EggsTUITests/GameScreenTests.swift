@@ -1,9 +1,10 @@
+import EggTestSupport
 import Foundation
 import Testing
 
 /// What a player meets in the terminal: pause, the too-small notice, the lobby's practice key,
 /// a plain-ASCII locale and the egg colours, driven end to end in tmux.
-@Suite("game screens in tmux", .serialized, .enabled(if: Harness.hasTmux, "tmux is not installed (scripts/setup.sh installs it)"))
+@Suite("game screens in tmux", .serialized, .enabled(if: Harness.hasTmux, "tmux is not installed (scripts/setup.sh installs it)"), .tags(.slow), .slowTier)
 struct GameScreenTests {
     /// The screen's lines, joined with spaces (for text the game word-wraps).
     static func joined(_ screen: String) -> String {
@@ -64,7 +65,7 @@ struct GameScreenTests {
 
     @Test("replay: pause freezes the boards and the message counter for 5 s")
     func replayPauseFreezes() throws {
-        let directory = try BotAndReplayTests.temporaryDirectory("replay-pause")
+        let directory = try Harness.temporaryDirectory("replay-pause")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let bots = try BotAndReplayTests.runBots(processes: 2, games: 1, directory: directory)
         let log = try #require(bots.first?.log)
@@ -258,8 +259,8 @@ struct GameScreenTests {
 
     @Test("the lobby at 80x24: the settings and every key are shown, wrapped rather than cut")
     func lobbyFits() throws {
-        let port = Int.random(in: 20_000...60_000)
-        let state = try BotAndReplayTests.temporaryDirectory("lobby-fit")
+        let port = TestPorts.next()
+        let state = try Harness.temporaryDirectory("lobby-fit")
         defer { try? FileManager.default.removeItem(atPath: state) }
         let session = try TmuxSession(
             command: "\(Harness.binary) play --interface 127.0.0.1 --port \(port) --room fit-\(port) --name narrow; echo EXIT=$?; sleep 60",
@@ -276,8 +277,8 @@ struct GameScreenTests {
 
     @Test("the lobby shows everyone which settings the match will use: the highest-ID ready peer's")
     func lobbyShowsAppliedSettings() throws {
-        let port = Int.random(in: 20_000...60_000)
-        let state = try BotAndReplayTests.temporaryDirectory("lobby-settings")
+        let port = TestPorts.next()
+        let state = try Harness.temporaryDirectory("lobby-settings")
         defer { try? FileManager.default.removeItem(atPath: state) }
         let common = "play --interface 127.0.0.1 --port \(port) --room set-\(port)"
         let alice = try TmuxSession(
@@ -303,8 +304,8 @@ struct GameScreenTests {
 
     @Test("the lobby's b starts a practice match against a local bot; leaving it returns to the lobby")
     func lobbyPractice() throws {
-        let port = Int.random(in: 20_000...60_000)
-        let state = try BotAndReplayTests.temporaryDirectory("lobby-b")
+        let port = TestPorts.next()
+        let state = try Harness.temporaryDirectory("lobby-b")
         defer { try? FileManager.default.removeItem(atPath: state) }
         let session = try TmuxSession(
             command: "\(Harness.binary) play --interface 127.0.0.1 --port \(port) --room solo-\(port) --name solo; echo EXIT=$?; sleep 60",

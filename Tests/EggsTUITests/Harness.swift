@@ -21,12 +21,30 @@ enum Harness {
     static func run(
         _ arguments: [String], stdin: String? = nil, environment: [String: String]? = nil, timeoutSeconds: Double = 60
     ) throws -> Result {
+        try runProcess(binary, arguments, stdin: stdin, environment: environment, timeoutSeconds: timeoutSeconds)
+    }
+
+    /// A new directory under the system's temporary directory, named after `name` and this process.
+    static func temporaryDirectory(_ name: String) throws -> String {
+        let path = NSTemporaryDirectory() + "eggs-\(name)-\(getpid())-\(Int.random(in: 0...1_000_000))"
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    /// Runs `executable` with `arguments` (in `directory`, with `environment` added), feeding
+    /// `stdin` (else an empty one), and waits at most `timeoutSeconds`: then it is terminated
+    /// (its process group too, when it leads one) and the test records an issue.
+    static func runProcess(
+        _ executable: String, _ arguments: [String], stdin: String? = nil, environment: [String: String]? = nil,
+        directory: String? = nil, timeoutSeconds: Double = 60
+    ) throws -> Result {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
+        process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         if let environment {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         }
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         let out = Pipe(), err = Pipe(), input = Pipe()
         process.standardOutput = out
         process.standardError = err
@@ -39,9 +57,10 @@ enum Harness {
         let deadline = Date().addingTimeInterval(timeoutSeconds)
         while process.isRunning && Date() < deadline { usleep(10_000) }
         if process.isRunning {
+            kill(-process.processIdentifier, SIGTERM)
             process.terminate()
             process.waitUntilExit()
-            Issue.record("eggs-tui \(arguments) did not finish within \(timeoutSeconds) s")
+            Issue.record("\(executable) \(arguments) did not finish within \(timeoutSeconds) s")
         }
         process.waitUntilExit()
         return Result(status: process.terminationStatus, stdout: outData.wait(), stderr: errData.wait())

@@ -1,3 +1,4 @@
+import EggTestSupport
 import Foundation
 import Testing
 
@@ -6,7 +7,7 @@ import Testing
 /// page comes from swift-argument-parser's generate-manual plugin each time; the plugin's
 /// build of the already built package is incremental. The swift calls pass --ignore-lock
 /// (EGGS_SWIFTPM_FLAGS), since `swift test` holds the build folder's lock meanwhile.
-@Suite("install and package", .serialized)
+@Suite("install and package", .serialized, .tags(.slow), .slowTier)
 struct InstallTests {
     /// The package root: the folder above `.build` holding this test bundle.
     static var packageRoot: String {
@@ -17,26 +18,7 @@ struct InstallTests {
 
     /// Runs a shell command in the package root, with a time limit; returns status and output.
     static func shell(_ command: String, environment: [String: String] = [:], timeoutSeconds: Double = 300) throws -> Harness.Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = ["-c", command]
-        process.currentDirectoryURL = URL(fileURLWithPath: packageRoot)
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let outData = ReadAll(out.fileHandleForReading), errData = ReadAll(err.fileHandleForReading)
-        let deadline = Date().addingTimeInterval(timeoutSeconds)
-        while process.isRunning && Date() < deadline { usleep(20_000) }
-        if process.isRunning {
-            kill(-process.processIdentifier, SIGTERM)
-            process.terminate()
-            Issue.record("'\(command)' did not finish within \(timeoutSeconds) s")
-        }
-        process.waitUntilExit()
-        return Harness.Result(status: process.terminationStatus, stdout: outData.wait(), stderr: errData.wait())
+        try Harness.runProcess("/bin/bash", ["-c", command], environment: environment, directory: packageRoot, timeoutSeconds: timeoutSeconds)
     }
 
     static let swiftpm = ["EGGS_SWIFTPM_FLAGS": "--ignore-lock"]
@@ -64,7 +46,7 @@ struct InstallTests {
 
     @Test("install.sh puts eggs-tui, its generated manual eggs-tui(6) and bash/zsh/fish completions under PREFIX")
     func installIntoPrefix() throws {
-        let prefix = try BotAndReplayTests.temporaryDirectory("prefix")
+        let prefix = try Harness.temporaryDirectory("prefix")
         defer { try? FileManager.default.removeItem(atPath: prefix) }
         let run = try Self.shell("scripts/install.sh --debug \(prefix)", environment: Self.swiftpm)
         try #require(run.status == 0, "install.sh: \(run.stderr.suffix(2000))")
@@ -106,7 +88,7 @@ struct InstallTests {
 
     @Test("package-deb.sh builds a .deb: /usr/games/eggs-tui runs, man -l reads its page, it needs the ncurses runtime only")
     func debianPackage() throws {
-        let out = try BotAndReplayTests.temporaryDirectory("deb")
+        let out = try Harness.temporaryDirectory("deb")
         defer { try? FileManager.default.removeItem(atPath: out) }
         let run = try Self.shell("scripts/package-deb.sh --debug \(out)", environment: Self.swiftpm)
         try #require(run.status == 0, "package-deb.sh: \(run.stderr.suffix(2000))")

@@ -1,17 +1,18 @@
+import EggTestSupport
 import Foundation
 import Testing
 
 /// Logs, summaries and boards from the command line: damaged files, full disks, missing
 /// directories, hostile input. Sockets only on 127.0.0.1.
-@Suite("logs and files", .serialized)
+@Suite("logs and files", .serialized, .tags(.slow), .slowTier)
 struct LogFileTests {
     static func temporaryDirectory(_ name: String) throws -> String {
-        try BotAndReplayTests.temporaryDirectory(name)
+        try Harness.temporaryDirectory(name)
     }
 
     /// Arguments of a short bot run alone on 127.0.0.1 (no group ever forms: it only logs its view).
     static func loneBot(seconds: Int = 2) -> [String] {
-        let port = Int.random(in: 20_000...60_000)
+        let port = TestPorts.next()
         return ["bot", "--interface", "127.0.0.1", "--port", "\(port)", "--room", "files-\(port)", "--seconds", "\(seconds)"]
     }
 
@@ -126,7 +127,7 @@ struct LogFileTests {
     @Test("bots filling a 64 KiB filesystem stop: one line naming the log and the error, exit 1",
           .enabled(if: mountNamespace, "skipped: no private mount namespace with tmpfs here (needs unshare -rm)"))
     func logFillsFilesystem() throws {
-        let port = Int.random(in: 20_000...60_000)
+        let port = TestPorts.next()
         let result = try Self.onSmallFilesystem("""
             "$EGGS" bot --interface 127.0.0.1 --port \(port) --room full-\(port) --count 2 --players 2 --speed 9 \
             --level insane --seconds 60 --log "$D/bots.jsonl"; echo "status $?"; ls "$D"
@@ -140,7 +141,7 @@ struct LogFileTests {
     @Test("a summary on a full filesystem is exit 1 naming it, never a 0-byte file",
           .enabled(if: mountNamespace, "skipped: no private mount namespace with tmpfs here (needs unshare -rm)"))
     func summaryOnFullFilesystem() throws {
-        let port = Int.random(in: 20_000...60_000)
+        let port = TestPorts.next()
         let result = try Self.onSmallFilesystem("""
             dd if=/dev/zero of="$D/filler" bs=1k count=64 2>/dev/null; \
             "$EGGS" bot --interface 127.0.0.1 --port \(port) --room sum-\(port) --seconds 1 --log /dev/null \
@@ -155,7 +156,7 @@ struct LogFileTests {
     func soakVerifiesKeyedLogs() throws {
         let directory = try Self.temporaryDirectory("soak-keyed")
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let port = Int.random(in: 20_000...60_000)
+        let port = TestPorts.next()
         let result = try Harness.run(
             ["soak", "--interface", "127.0.0.1", "--port", "\(port)", "--room", "keyed-\(port)", "--peers", "2",
              "--seconds", "8", "--dir", directory + "/run", "--passphrase", "sesame"],
@@ -199,11 +200,11 @@ struct LogFileTests {
     }
 }
 
-@Suite("logs and files in tmux", .serialized, .enabled(if: Harness.hasTmux, "tmux is not installed (scripts/setup.sh installs it)"))
+@Suite("logs and files in tmux", .serialized, .enabled(if: Harness.hasTmux, "tmux is not installed (scripts/setup.sh installs it)"), .tags(.slow), .slowTier)
 struct LogFileTerminalTests {
     @Test("play with a log that cannot be written warns on screen, and exits 1 naming the file")
     func playWarnsWhenTheLogStops() throws {
-        let port = Int.random(in: 20_000...60_000)
+        let port = TestPorts.next()
         let session = try TmuxSession(
             command: "\(Harness.binary) play --interface 127.0.0.1 --port \(port) --room warn-\(port) --log /dev/full; echo EXIT=$?; sleep 60")
         defer { session.close() }

@@ -1,3 +1,4 @@
+import EggTestSupport
 import Foundation
 import Testing
 
@@ -63,7 +64,7 @@ final class BotProcess {
 
 /// Membership over real sockets on 127.0.0.1 (bot processes with fixed IDs): graceful leaves in
 /// both ID orders, kill -9 and a restart under the same ID.
-@Suite("membership on 127.0.0.1", .serialized)
+@Suite("membership on 127.0.0.1", .serialized, .tags(.slow), .slowTier)
 struct MembershipTests {
     static func hex(_ index: Int) -> String { String(format: "%016llx", UInt64(0x1000 * (index + 1))) }
 
@@ -101,7 +102,7 @@ struct MembershipTests {
 
     static func leave(players: Int, highest: Bool) throws {
         let directory = try Self.temporaryDirectory()
-        let port = Int.random(in: 20_000...60_000)
+        let port = TestPorts.next()
         let bots = try (0..<players).map { try BotProcess(id: Self.hex($0), port: port, players: players, directory: directory) }
         defer {
             for bot in bots { bot.signal(SIGKILL); bot.wait() }
@@ -143,7 +144,7 @@ struct MembershipTests {
           arguments: [true, false])
     func killAndRestart(highest: Bool) throws {
         let directory = try Self.temporaryDirectory()
-        let port = Int.random(in: 20_000...60_000)
+        let port = TestPorts.next()
         var bots = try (0..<2).map { try BotProcess(id: Self.hex($0), port: port, players: 2, directory: directory) }
         defer {
             for bot in bots { bot.signal(SIGKILL); bot.wait() }

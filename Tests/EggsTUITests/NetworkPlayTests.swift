@@ -1,12 +1,13 @@
+import EggTestSupport
 import Foundation
 import Testing
 
 /// Two `eggs-tui play` processes in tmux, multicast on 127.0.0.1 only.
-@Suite("network play in tmux", .serialized, .enabled(if: Harness.hasTmux, "tmux is not installed (scripts/setup.sh installs it)"))
+@Suite("network play in tmux", .serialized, .enabled(if: Harness.hasTmux, "tmux is not installed (scripts/setup.sh installs it)"), .tags(.slow), .slowTier)
 struct NetworkPlayTests {
     @Test("two players: lobbies list each other, ready starts a match, moves reach the mirror, quit restores the terminal")
     func twoPlayers() throws {
-        let port = Int.random(in: 20_000...60_000)
+        let port = TestPorts.next()
         let state = NSTemporaryDirectory() + "eggs-e2e-\(port)"
         try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: state) }

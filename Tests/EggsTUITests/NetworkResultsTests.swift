@@ -1,14 +1,15 @@
+import EggTestSupport
 import Foundation
 import Testing
 
 /// A whole network match in tmux (multicast on 127.0.0.1 only): the game-over banner, the results
 /// screen, a rematch, and what a spectator is shown.
-@Suite("network results in tmux", .serialized, .enabled(if: Harness.hasTmux, "tmux is not installed (scripts/setup.sh installs it)"))
+@Suite("network results in tmux", .serialized, .enabled(if: Harness.hasTmux, "tmux is not installed (scripts/setup.sh installs it)"), .tags(.slow), .slowTier)
 struct NetworkResultsTests {
     @Test("network: the results stay until a key, a rematch starts at game 1, a spectator sees only its own key")
     func resultsAndRematch() throws {
-        let port = Int.random(in: 20_000...60_000)
-        let state = try BotAndReplayTests.temporaryDirectory("net-results")
+        let port = TestPorts.next()
+        let state = try Harness.temporaryDirectory("net-results")
         defer { try? FileManager.default.removeItem(atPath: state) }
         let common = "play --interface 127.0.0.1 --port \(port) --room res-\(port) --speed 9"
         let alice = try TmuxSession(command: "\(Harness.binary) \(common) --name alice --id a1; echo EXIT=$?; sleep 60",

@@ -1,9 +1,10 @@
+import EggTestSupport
 import Foundation
 import Testing
 
 /// Soak runs: bot peers as separate processes. Multicast stays on 127.0.0.1, or inside a
 /// private network namespace the test creates.
-@Suite("soak", .serialized)
+@Suite("soak", .serialized, .tags(.slow), .slowTier)
 struct SoakTests {
     static func verdict(_ stdout: String) -> [String: Any]? {
         guard let line = stdout.split(separator: "\n").last else { return nil }
@@ -13,7 +14,7 @@ struct SoakTests {
     @Test("a 60 s soak of 4 peers with churn on 127.0.0.1 passes its verdict")
     func soakWithChurn() throws {
         let directory = NSTemporaryDirectory() + "eggs-soak-\(getpid())-\(Int.random(in: 0...1_000_000))"
-        let port = Int.random(in: 20_000...60_000)
+        let port = TestPorts.next()
         let result = try Harness.run(
             ["soak", "--interface", "127.0.0.1", "--port", "\(port)", "--room", "soak-\(port)", "--peers", "4",
              "--seconds", "60", "--churn", "--dir", directory, "--seed", "\(port)"],
@@ -58,23 +59,15 @@ struct SoakTests {
             nft add rule inet chaos in udp dport \(port) numgen random mod 100 '<' 20 drop
             exec "$0" soak --interface 127.0.0.1 --port \(port) --peers 3 --seconds 40 --dir "$1"
             """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
-        process.arguments = ["-rn", "sh", "-c", script, Harness.binary, directory]
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = ReadAll(out.fileHandleForReading), stderr = ReadAll(err.fileHandleForReading)
-        process.waitUntilExit()
-        let output = stdout.wait(), errors = stderr.wait()
-        #expect(process.terminationStatus == 0, "soak under loss failed: \(errors.suffix(2_000))")
+        let run = try Harness.runProcess("/usr/bin/unshare", ["-rn", "sh", "-c", script, Harness.binary, directory], timeoutSeconds: 300)
+        let output = run.stdout
+        #expect(run.status == 0, "soak under loss failed: \(run.stderr.suffix(2_000))")
         let verdict = try #require(Self.verdict(output), "no verdict: \(output)")
         #expect(verdict["ok"] as? Bool == true)
         #expect(verdict["mismatches"] as? Int == 0)
         #expect((verdict["roundsDecided"] as? Int ?? 0) > 20)
         // The loss is real: the peers had to repair.
-        let retransmissions = errors.split(separator: "\n").last { $0.hasPrefix("soak ") }.map(String.init) ?? ""
+        let retransmissions = run.stderr.split(separator: "\n").last { $0.hasPrefix("soak ") }.map(String.init) ?? ""
         #expect(!retransmissions.contains("retransmitted 0,"), "no retransmissions under 20 % loss: \(retransmissions)")
     }
 }

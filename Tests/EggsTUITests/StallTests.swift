@@ -1,3 +1,4 @@
+import EggTestSupport
 import Foundation
 import PeerNet
 import Testing
@@ -5,7 +6,7 @@ import Testing
 
 /// Stalls are failures (SPEC §3): the bot's stall watch, and a lone bot over a real socket on
 /// 127.0.0.1.
-@Suite("stalls")
+@Suite("stalls", .tags(.slow), .slowTier)
 struct StallTests {
     static let second: UInt64 = 1_000_000_000
 
@@ -44,10 +45,9 @@ struct StallTests {
 
     @Test("a lone bot waiting for 2 players exits 1 after about 15 s, naming that it never formed a group")
     func loneBotExitsOne() throws {
-        let directory = NSTemporaryDirectory() + "eggs-lone-\(getpid())-\(Int.random(in: 0...1_000_000))"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let directory = try Harness.temporaryDirectory("lone")
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let port = Int.random(in: 20_000...60_000)
+        let port = TestPorts.next()
         let started = Date()
         let result = try Harness.run(
             ["bot", "--interface", "127.0.0.1", "--port", "\(port)", "--room", "lone-\(port)", "--players", "2",
@@ -62,12 +62,12 @@ struct StallTests {
 }
 
 /// `soak --churn` churns any fleet of 2 or more, the highest ID included.
-@Suite("soak churn")
+@Suite("soak churn", .tags(.slow), .slowTier)
 struct SoakChurnTests {
     @Test("soak --peers 2 --churn kills and restarts a peer (the highest ID first) and still passes its verdict")
     func twoPeersChurn() throws {
         let directory = NSTemporaryDirectory() + "eggs-churn2-\(getpid())-\(Int.random(in: 0...1_000_000))"
-        let port = Int.random(in: 20_000...60_000)
+        let port = TestPorts.next()
         let result = try Harness.run(
             ["soak", "--interface", "127.0.0.1", "--port", "\(port)", "--room", "churn2-\(port)", "--peers", "2",
              "--seconds", "20", "--churn", "--dir", directory, "--seed", "\(port)", "--id", "5000"],

@@ -1,7 +1,8 @@
+import EggTestSupport
 import Foundation
 import Testing
 
-@Suite("terminal game in tmux", .serialized, .enabled(if: Harness.hasTmux, "tmux is not installed (scripts/setup.sh installs it)"))
+@Suite("terminal game in tmux", .serialized, .enabled(if: Harness.hasTmux, "tmux is not installed (scripts/setup.sh installs it)"), .tags(.slow), .slowTier)
 struct TerminalTests {
     @Test("with no TERM the game prints a clear error and exits 2")
     func noTerm() throws {

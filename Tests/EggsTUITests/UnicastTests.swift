@@ -1,9 +1,10 @@
+import EggTestSupport
 import Foundation
 import Testing
 
 /// `--peer HOST[:PORT]` and `--no-multicast`: bot matches where multicast does not reach,
 /// the second player knowing nobody's address (it learns the first's from its announcement).
-@Suite("unicast peers", .serialized)
+@Suite("unicast peers", .serialized, .tags(.slow), .slowTier)
 struct UnicastTests {
     struct Bot {
         var games: Int
@@ -35,9 +36,9 @@ struct UnicastTests {
 
     @Test("two bots on 127.0.0.1 with --no-multicast on different ports play through --peer given to one of them")
     func loopbackNoMulticast() throws {
-        let directory = try BotAndReplayTests.temporaryDirectory("unicast")
+        let directory = try Harness.temporaryDirectory("unicast")
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let portA = Int.random(in: 20_000...40_000), portB = portA + 1
+        let portA = TestPorts.next(count: 2), portB = portA + 1
         func bot(_ name: String, port: Int, id: String, extra: [String]) throws -> Process {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: Harness.binary)
@@ -115,25 +116,19 @@ struct UnicastTests {
             done
             exit $status
             """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
-        process.arguments = ["-k", "5", "80", "/usr/bin/unshare", "-rnm", "sh", "-c", script, Harness.binary, directory, "\(lossPercent)"]
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = ReadAll(out.fileHandleForReading), stderr = ReadAll(err.fileHandleForReading)
-        process.waitUntilExit()
-        let output = stdout.wait(), errors = stderr.wait()
+        let run = try Harness.runProcess(
+            "/usr/bin/timeout", ["-k", "5", "80", "/usr/bin/unshare", "-rnm", "sh", "-c", script, Harness.binary, directory, "\(lossPercent)"],
+            timeoutSeconds: 120)
+        let output = run.stdout
         let botErrors = ["a", "b"].map { (try? String(contentsOfFile: "\(directory)/\($0).err", encoding: .utf8)) ?? "" }
-        #expect(process.terminationStatus == 0, "bridged match failed: \(errors.suffix(1_000)) bots: \(botErrors)")
+        #expect(run.status == 0, "bridged match failed: \(run.stderr.suffix(1_000)) bots: \(botErrors)")
         return output.split(separator: "\n").compactMap { line in line.hasPrefix("dropped ") ? Int(line.dropFirst(8)) : nil }.reduce(0, +)
     }
 
     @Test("two namespaced hosts whose multicast nftables drops play a bot match through --peer",
           .enabled(if: SoakTests.namespaceWithNftables, "skipped: no unprivileged network namespace with nftables here"))
     func bridgedWithoutMulticast() throws {
-        let directory = try BotAndReplayTests.temporaryDirectory("bridged")
+        let directory = try Harness.temporaryDirectory("bridged")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let dropped = try Self.bridgedMatch(directory: directory, lossPercent: 0)
         #expect(dropped > 0, "no multicast datagram was dropped: the test would not show that unicast carried the match")
@@ -143,7 +138,7 @@ struct UnicastTests {
     @Test("the same with 20 % of incoming datagrams dropped: the match repairs and completes",
           .enabled(if: SoakTests.namespaceWithNftables, "skipped: no unprivileged network namespace with nftables here"))
     func bridgedWithLoss() throws {
-        let directory = try BotAndReplayTests.temporaryDirectory("bridged-loss")
+        let directory = try Harness.temporaryDirectory("bridged-loss")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let dropped = try Self.bridgedMatch(directory: directory, lossPercent: 20)
         #expect(dropped > 0)

@@ -1,4 +1,6 @@
+import EggPrimitives
 import EggSim
+import EggTestSupport
 import Foundation
 @testable import PeerNet
 import Testing
@@ -11,7 +13,7 @@ func forge(
     let core = target.core!
     let packet = (core.peers[sender].map { $0.incarnation == incarnation ? $0.packetHighest : 0 } ?? 0) &+ 1
     let envelope = Envelope(
-        version: Wire.version, kind: frame.kind.rawValue, room: FNV1a.hash(Array("eggs".utf8)),
+        version: Wire.version, kind: frame.kind.rawValue, room: FNV1a64.hash(Array("eggs".utf8)),
         sender: sender, incarnation: incarnation, packetNumber: packet)
     return Wire.encode(frame, envelope: envelope, auth: Authenticator(passphrase: passphrase))
 }
@@ -178,7 +180,7 @@ struct LeaveTests {
 /// A heartbeat of a fresh peer `id` (no view), as a stray, a replay or a fake ID would send.
 func strayHeartbeat(_ id: PeerID, incarnation: UInt64 = 1, packet: UInt64 = 1, passphrase: String? = nil) -> [UInt8] {
     let envelope = Envelope(
-        version: Wire.version, kind: FrameKind.heartbeat.rawValue, room: FNV1a.hash(Array("eggs".utf8)),
+        version: Wire.version, kind: FrameKind.heartbeat.rawValue, room: FNV1a64.hash(Array("eggs".utf8)),
         sender: id, incarnation: incarnation, packetNumber: packet)
     let frame = Frame.heartbeat(status: .joining, viewID: 0, viewKey: 0, sentSeq: 0, delivered: [])
     return Wire.encode(frame, envelope: envelope, auth: Authenticator(passphrase: passphrase))
@@ -254,7 +256,7 @@ struct HandshakeTests {
         #expect(SimChecker.violations(network) == [])
     }
 
-    @Test("handshake: heartbeats from 1,000 fake IDs before and during a match: the group forms, deliveries keep flowing, a real joiner gets in")
+    @Test("handshake: heartbeats from 1,000 fake IDs before and during a match: the group forms, deliveries keep flowing, a real joiner gets in", .tags(.slow), .slowTier)
     func fakeIDStorm() {
         let network = SimNetwork(
             options: SimOptions(seed: 47, peerCount: 2),

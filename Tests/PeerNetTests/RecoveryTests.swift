@@ -1,4 +1,6 @@
+import EggPrimitives
 import EggSim
+import EggTestSupport
 @testable import PeerNet
 import Testing
 
@@ -108,11 +110,10 @@ struct RecoveryTests {
     }
 
     static func percentile(_ sorted: [UInt64], _ q: Double) -> UInt64 {
-        guard !sorted.isEmpty else { return 0 }
-        return sorted[min(sorted.count - 1, Int((q * Double(sorted.count)).rounded(.up)) - 1)]
+        nearestRank(q, ofSorted: sorted) ?? 0
     }
 
-    @Test("recovery: under 20 % loss, a lost message is delivered within 60 ms (p99, virtual time) with the default config")
+    @Test("recovery: under 20 % loss, a lost message is delivered within 60 ms (p99, virtual time) with the default config", .tags(.slow), .slowTier)
     func recoveryLatencyUnderLoss() {
         let (times, _, _) = Self.recoveries(peers: 4, loss: 0.2, seed: 21, perPeer: 750, intervalNanoseconds: 4 * ms)
         #expect(times.count > 1000, "enough losses to measure: \(times.count)")
@@ -120,7 +121,7 @@ struct RecoveryTests {
         #expect(p99 < 60 * ms, "p50 \(p50 / 1000) µs, p99 \(p99 / 1000) µs")
     }
 
-    @Test("recovery: 1,000 messages per second per peer under 20 % loss with the default window: the backlog stays bounded")
+    @Test("recovery: 1,000 messages per second per peer under 20 % loss with the default window: the backlog stays bounded", .tags(.slow), .slowTier)
     func recoveryCapacity() {
         let (times, network, _) = Self.recoveries(peers: 4, loss: 0.2, seed: 22, perPeer: 2000, intervalNanoseconds: 1 * ms)
         #expect(times.count > 4000)

@@ -1,8 +1,9 @@
 import EggSim
+import EggTestSupport
 import PeerNet
 import Testing
 
-@Suite("PeerNet swarm")
+@Suite("PeerNet swarm", .tags(.slow), .slowTier)
 struct SwarmTests {
     /// One seed of the reliable-delivery swarm; returns the failures (empty when all holds).
     static func runReliability(seed: UInt64) -> [String] {
@@ -28,15 +29,13 @@ struct SwarmTests {
         return failures.map { "\(options)\n  \($0)" }
     }
 
-    /// 240 seeds in 4 chunks (the chunks run in parallel).
+    /// 240 seeds in 4 chunks (the chunks run in parallel; `EGGS_SEED`, `EGGS_SIM_SEEDS` and
+    /// `EGGS_SIM_SEED` choose others, see `SwarmSeeds`).
     @Test("swarm: 2-8 peers, up to 30 % loss, duplication, reordering: every message delivered to every member exactly once, in order",
           arguments: 0..<4)
     func reliabilitySwarm(chunk: Int) {
-        for seed in UInt64(1 + 60 * chunk)...UInt64(60 + 60 * chunk) {
-            let failures = Self.runReliability(seed: seed)
-            #expect(failures.isEmpty, "reproduce with SwarmTests.runReliability(seed: \(seed)):\n\(failures.prefix(5).joined(separator: "\n"))")
-            if !failures.isEmpty { break }
-        }
+        expectSeedsPass(chunk: chunk, defaultCount: 60, filter: "SwarmTests/reliabilitySwarm",
+                        reproduce: { "SwarmTests.runReliability(seed: \($0))" }, Self.runReliability)
     }
 
     /// One seed of the fault swarm (partitions, crashes, restarts): safety, then liveness.
@@ -67,14 +66,11 @@ struct SwarmTests {
         #expect(first == run())
     }
 
-    /// 40 seeds in 2 chunks.
+    /// 40 seeds in 2 chunks (seeds chosen as above).
     @Test("swarm: partitions, crashes and restarts under loss: view synchrony holds and the group converges once faults stop",
           arguments: 0..<2)
     func faultSwarm(chunk: Int) {
-        for seed in UInt64(1 + 20 * chunk)...UInt64(20 + 20 * chunk) {
-            let failures = Self.runFaults(seed: seed)
-            #expect(failures.isEmpty, "reproduce with SwarmTests.runFaults(seed: \(seed)):\n\(failures.prefix(5).joined(separator: "\n"))")
-            if !failures.isEmpty { break }
-        }
+        expectSeedsPass(chunk: chunk, defaultCount: 20, filter: "SwarmTests/faultSwarm",
+                        reproduce: { "SwarmTests.runFaults(seed: \($0))" }, Self.runFaults)
     }
 }

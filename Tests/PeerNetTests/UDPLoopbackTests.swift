@@ -1,3 +1,4 @@
+import EggTestSupport
 import Foundation
 import NIOPosix
 import PeerNet
@@ -6,7 +7,7 @@ import Synchronization
 import Testing
 
 /// Real sockets, multicast on 127.0.0.1 only (TTL 0): never the machine's real interfaces.
-@Suite("real sockets on 127.0.0.1", .serialized)
+@Suite("real sockets on 127.0.0.1", .serialized, .tags(.slow), .slowTier)
 struct UDPLoopbackTests {
     /// What one peer's host delivered, gathered under a lock.
     final class Inbox: Sendable {
@@ -22,7 +23,7 @@ struct UDPLoopbackTests {
         }
     }
 
-    static func freePort() -> Int { Int.random(in: 20_000...60_000) }
+    static func freePort() -> Int { TestPorts.next() }
 
     @Test("three peers on 127.0.0.1 exchange thousands of messages, all delivered in order")
     func threePeersThousandsOfMessages() throws {

@@ -1,3 +1,4 @@
+import EggPrimitives
 import EggSim
 @testable import PeerNet
 import Testing
@@ -95,9 +96,9 @@ struct WireFuzzerTests {
             let packet = target.core?.peers[sender.id].map { $0.incarnation == sender.incarnation ? $0.packetHighest &+ 1 : 1 } ?? 1
             let frame = frame()
             let envelope = Envelope(
-                version: Wire.version, kind: frame.kind.rawValue, room: FNV1a.hash(Array("eggs".utf8)),
+                version: Wire.version, kind: frame.kind.rawValue, room: FNV1a64.hash(Array("eggs".utf8)),
                 sender: sender.id, incarnation: sender.incarnation, packetNumber: pick([packet, packet, 0, .max, u64()]))
-            var w = ByteWriter()
+            var w = BigEndianByteWriter()
             Wire.encodeHeader(kind: frame.kind, envelope: envelope, auth: auth, into: &w)
             Wire.encodeBody(frame, into: &w)
             var bytes = w.bytes

@@ -1,10 +1,11 @@
+import EggPrimitives
 import EggSim
 @testable import PeerNet
 import Testing
 
 @Suite("PeerNet wire")
 struct WireTests {
-    static let room = FNV1a.hash(Array("eggs".utf8))
+    static let room = FNV1a64.hash(Array("eggs".utf8))
     static let crc = Authenticator(passphrase: nil)
 
     static func envelope(_ kind: FrameKind, version: UInt16 = Wire.version) -> Envelope {
@@ -237,7 +238,7 @@ struct FuzzTests {
         #expect(core.stats.droppedReplayed == replayed + 1, "the same packet number of the same incarnation is a replay")
     }
 
-    static let roomHash = FNV1a.hash(Array("eggs".utf8))
+    static let roomHash = FNV1a64.hash(Array("eggs".utf8))
 
     @Test("passphrase: datagrams without an HMAC, or with a wrong one, are dropped and counted; the group works with it")
     func passphrase() {

@@ -1,0 +1,4 @@
+import EggPrimitives
+
+/// 64-bit FNV-1a over bytes, for ``PlayerGrid/stableHash``: the one copy in ``EggPrimitives``.
+public typealias StableHasher = FNV1a64
