@@ -36,7 +36,8 @@ public struct PeerNetConfig: Sendable, Hashable {
     public var flushTimeoutNanoseconds: UInt64
     /// A peer blocked (cut off from most of its view: non-primary) this long gives up the view
     /// (`.viewAbandoned`): it is back to joining, the lobby, like a fresh peer, and rejoins
-    /// (or founds a group) once it hears others.
+    /// (or founds a group) once it hears others. In a view of two the lower ID gives the view
+    /// up as soon as it is blocked (the rule of two, `ReliableMulticast.blockedBound(base:)`).
     public var blockedTimeoutNanoseconds: UInt64
     /// Own messages sent but not yet stable (delivered by every member); `send` throws beyond it.
     public var windowSizeMax: Int

@@ -201,7 +201,9 @@ extension ReliableMulticast {
 
     /// Blocked too long: gives up the view and starts over as a fresh peer (joining). Own
     /// messages queued while blocked are discarded (the group never agreed on them).
-    func abandonView(now: NetTime) {
+    /// `listened`: the peer table is current (every member was heard or suspected over the
+    /// last suspect timeout), so no discovery period is needed before founding or joining.
+    func abandonView(now: NetTime, listened: Bool = false) {
         let old = view
         stats.viewsAbandoned += 1
         stats.messagesAbandoned += UInt64(pendingSends.count)
@@ -222,7 +224,7 @@ extension ReliableMulticast {
         laggingReported = []
         forcedOut = [:]
         reportAt = nil
-        discoveryAt = now.adding(nanoseconds: config.discoveryNanoseconds)
+        discoveryAt = listened ? now : now.adding(nanoseconds: config.discoveryNanoseconds)
         view = MembershipView(id: 0, members: [], departed: old.members)
         events.append(.viewAbandoned(old))
     }
@@ -380,8 +382,9 @@ extension ReliableMulticast {
         if participation == nil {
             blocked = !primary
             blockedSince = blocked ? (blockedSince ?? now) : nil
-            if let since = blockedSince, now.nanoseconds(since: since) >= config.blockedTimeoutNanoseconds {
-                return abandonView(now: now)
+            if let since = blockedSince, now.nanoseconds(since: since) >= blockedBound(base: base) {
+                abandonView(now: now, listened: base.count == 2)
+                return evaluateBootstrap(now: now)
             }
         }
         // A working group in a dominating view is around: wait for it to admit us.
@@ -404,6 +407,23 @@ extension ReliableMulticast {
         let coordinator = alive.filter { $0 == me || peers[$0.id]?.status != .blocked }.min()
         guard primary, coordinator == me else { return }
         startProposal(members: alive + joiners, now: now)
+    }
+
+    /// How long this peer stays blocked before it gives its view up.
+    ///
+    /// The rule of two: when the view's members still counting (`base`: not gone by `leave` or
+    /// a proven restart) are this peer and one other, this peer is blocked only when that other
+    /// is the higher ID and unreachable; the other, alone, is primary (half the view including
+    /// its highest ID), so once it suspects this peer it installs a view without it, and a
+    /// blocked wait could never bring this peer back into the old view. So this peer gives the
+    /// view up at once: its part of the match ends for it alone (no winner decided on its side,
+    /// nothing sent or logged as a decision), and it is back in the lobby within the suspect
+    /// timeout. Nothing is decided on this side, so a
+    /// partition cannot make the two sides decide differently: only the higher ID's side, the
+    /// primary one, goes on deciding. With three or more members the bound stays
+    /// `blockedTimeoutNanoseconds`: a partition may leave no side primary, and all wait for it to heal.
+    func blockedBound(base: [Member]) -> UInt64 {
+        base.count == 2 && base.contains(me) ? 0 : config.blockedTimeoutNanoseconds
     }
 
     static func isPrimary(alive: [Member], of base: [Member]) -> Bool {

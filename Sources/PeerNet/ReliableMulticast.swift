@@ -80,7 +80,13 @@ import DequeModule
 /// member (members gone by `leave` or a proven restart do not count). Otherwise the peer is
 /// `.blocked`: it queues sends and delivers nothing; blocked for `blockedTimeoutNanoseconds`
 /// (10 s), it gives up the view (`.viewAbandoned`, its queued sends discarded) and is a fresh,
-/// joining peer again: back in the lobby, it rejoins when it hears a group. Views
+/// joining peer again: back in the lobby, it rejoins when it hears a group. The rule of two:
+/// when only this peer and one other still count, this peer is blocked only when the other is
+/// the higher ID and unreachable; that one is primary alone and will install a view without
+/// it, so this peer gives the view up at once (within the suspect timeout) and, having just
+/// listened to the room, founds or joins a group without a discovery period
+/// (`blockedBound(base:)`). Nothing is decided on the blocked side, so the two sides of a
+/// partition never decide differently. Views
 /// are ordered by (id, key); the coordinator of a working group admits as joiners the
 /// fresh peers, the blocked peers and the peers of dominated views (lower id, or equal id
 /// and lower key: groups founded apart). A joiner discards the undelivered and unstable
