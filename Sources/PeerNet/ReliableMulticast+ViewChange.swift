@@ -7,10 +7,19 @@ extension ReliableMulticast {
         handleFlushFrame(frame, from: me, now: now)
     }
 
+    /// Who may move a view change along (a proven peer that is not a member of the view in
+    /// question changes nothing; such frames are counted in `framesRejected`):
+    /// - a `propose` for the installed view only from a member of it, naming itself;
+    /// - a `propose` from another view (founding, or a group admitting this peer) only from a
+    ///   peer heard (its heartbeats) in that very view, naming itself;
+    /// - a `cut` only from the coordinator of the ballot this peer acked (the ballot names it);
+    /// - an `install`, and a view proving a ready cut's install, only from a member of that
+    ///   ballot's proposal (its coordinator, or a member that installed it);
+    /// - an `ack` or `ready` only from a member of the coordinator's own proposal.
     func handleFlushFrame(_ frame: Frame, from sender: Member, now: NetTime) {
         switch frame {
         case let .propose(attempt, baseID, baseKey, proposed):
-            handlePropose(Ballot(attempt: attempt, coordinator: sender.id), baseID: baseID, baseKey: baseKey, proposed: proposed, now: now)
+            handlePropose(Ballot(attempt: attempt, coordinator: sender.id), from: sender, baseID: baseID, baseKey: baseKey, proposed: proposed, now: now)
         case let .ack(ballot, ackerViewID, ackerViewKey, ownSeq, holdings):
             handleAck(ballot, from: sender, viewID: ackerViewID, viewKey: ackerViewKey, ownSeq: ownSeq, holdings: holdings, now: now)
         case let .cut(attempt, baseID, baseKey, newViewID, entries):
@@ -18,7 +27,7 @@ extension ReliableMulticast {
         case let .ready(ballot):
             handleReady(ballot, from: sender, now: now)
         case let .install(ballot, newViewID):
-            handleInstall(ballot, newViewID: newViewID, now: now)
+            handleInstall(ballot, from: sender, newViewID: newViewID, now: now)
         case .heartbeat, .data, .nack, .leave, .report, .challenge, .response:
             preconditionFailure("not a flush frame")
         }
@@ -29,21 +38,27 @@ extension ReliableMulticast {
 
     // MARK: - Member side
 
-    /// A peer names (id, key) as its view: if that is the view our ready cut would install,
-    /// its install happened (the message was lost or overtaken): install it too.
-    func installIfProven(viewID provenID: UInt64, viewKey provenKey: UInt64) {
-        guard let p = participation, p.ready, let cut = p.cut, cut.newViewID == provenID else { return }
+    /// A member of our ready ballot's proposal names (id, key) as its view: if that is the view
+    /// our ready cut would install, its install happened (the message was lost or overtaken):
+    /// install it too. (Anyone else naming it proves nothing.)
+    func installIfProven(viewID provenID: UInt64, viewKey provenKey: UInt64, by sender: Member) {
+        guard let p = participation, p.ready, let cut = p.cut, cut.newViewID == provenID,
+              p.members.contains(sender) else { return }
         let newMembers = cut.entries.filter(\.inNew).map(\.member).sorted()
         guard Self.viewKey(id: provenID, members: newMembers, ballot: p.ballot) == provenKey else { return }
         install(p)
     }
 
-    private func handlePropose(_ ballot: Ballot, baseID: UInt64, baseKey: UInt64, proposed: [Member], now: NetTime) {
-        installIfProven(viewID: baseID, viewKey: baseKey)
+    private func handlePropose(_ ballot: Ballot, from sender: Member, baseID: UInt64, baseKey: UInt64, proposed: [Member], now: NetTime) {
+        installIfProven(viewID: baseID, viewKey: baseKey, by: sender)
         guard proposed.contains(me), !isLeft else { return }
+        let continuing = hasView && viewID == baseID && viewKey == baseKey
+        guard isEntitledToPropose(sender, baseID: baseID, baseKey: baseKey, proposed: proposed, continuing: continuing) else {
+            stats.framesRejected += 1
+            return
+        }
         // Only ballots this peer takes part in raise its own next ballot (bounded on the wire).
         highestAttemptSeen = max(highestAttemptSeen, ballot.attempt)
-        let continuing = hasView && viewID == baseID && viewKey == baseKey
         if !continuing {
             // Join only a group whose view dominates ours (or found one when we have none).
             // (A blocked peer joins any working group that admits it.)
@@ -67,6 +82,16 @@ extension ReliableMulticast {
         // Freeze (status is now .flushing) and report what we hold.
         let holdings: [(PeerID, UInt64)] = continuing ? members.map { ($0.id, streams[$0.id]!.contiguous) } : []
         emitFlush(.ack(ballot, viewID: hasView ? viewID : 0, viewKey: hasView ? viewKey : 0, ownSeq: transmittedSeq, holdings: holdings), now: now)
+    }
+
+    /// A coordinator names itself among the proposed; for our installed view it is a member of
+    /// it; for another view (founding, or a group admitting us) it was heard in that view.
+    func isEntitledToPropose(_ sender: Member, baseID: UInt64, baseKey: UInt64, proposed: [Member], continuing: Bool) -> Bool {
+        guard proposed.contains(sender) else { return false }
+        if sender == me { return true }
+        if continuing { return members.contains(sender) }
+        guard let info = peers[sender.id], info.incarnation == sender.incarnation else { return false }
+        return info.viewID == baseID && info.viewKey == baseKey
     }
 
     private func handleCut(_ ballot: Ballot, baseID: UInt64, baseKey: UInt64, cut: CutInfo, now: NetTime) {
@@ -133,8 +158,12 @@ extension ReliableMulticast {
         if coordinating?.ballot == ballot { coordinating!.ready.insert(me.id); maybeInstall() }
     }
 
-    private func handleInstall(_ ballot: Ballot, newViewID: UInt64, now: NetTime) {
+    private func handleInstall(_ ballot: Ballot, from sender: Member, newViewID: UInt64, now: NetTime) {
         guard var p = participation, p.ballot == ballot, let cut = p.cut, cut.newViewID == newViewID else { return }
+        guard p.members.contains(sender) else {
+            stats.framesRejected += 1
+            return
+        }
         p.installRequested = true
         participation = p
         if p.ready { install(p) }

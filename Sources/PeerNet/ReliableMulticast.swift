@@ -101,8 +101,11 @@ import DequeModule
 /// in theory install two views with the same id from one base, each by a different set of
 /// members; the smaller set soon finds itself non-primary and rejoins as joiners.
 /// Without a passphrase anyone on the LAN can forge any datagram (a member's identity
-/// included): every field is validated so nothing traps, but forged flush frames can stall or
-/// reshape a group. With one, only replays remain, and they are dropped.
+/// included): every field is validated so nothing traps, and flush frames from a peer that is
+/// not a member of the view in question change nothing (`handleFlushFrame`), but a forger
+/// posing as a member, or proving an ID of its own and claiming by heartbeats a view that
+/// dominates ours (as a real group merging ours would), can still stall or reshape a group.
+/// With one, only replays remain, and they are dropped.
 /// Restarted peers that hear only blocked peers found a new group even if the old primary
 /// lives on behind a partition; the two groups merge (as joiners) when it heals.
 /// After `leave`, a peer goes silent at once (it does not linger to repair).
