@@ -84,6 +84,16 @@ public struct PeerNetConfig: Sendable, Hashable {
         self.randomSeed = randomSeed ?? (peerID.raw &* 0x9E37_79B9_7F4A_7C15 ^ incarnation)
     }
 
+    /// An incarnation for a peer process starting now: 64 bits from the system's generator,
+    /// never 0. It is the session identity on the wire (every datagram names it): a restart, or
+    /// an earlier session of the same room and IDs, never shares it, even when the wall clock
+    /// stepped back, so nothing of another session is taken for this one's (without a
+    /// passphrase too). For drivers: the core itself never draws system randomness.
+    public static func freshIncarnation() -> UInt64 {
+        var generator = SystemRandomNumberGenerator()
+        return UInt64.random(in: 1 ... .max, using: &generator)
+    }
+
     /// The largest payload `send` accepts with this datagram size.
     public var payloadBytesMax: Int {
         datagramBytesMax - Wire.headerBytes - Wire.trailerBytesMax - Wire.dataPrefixBytes - Wire.dataItemHeaderBytes
