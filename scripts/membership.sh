@@ -5,7 +5,9 @@
 #
 # 1. graceful leave (SIGTERM) → the other player installs a view without it (2 players, a
 #    match in progress), the highest and the lowest ID leaving: goal ≤ 1 s;
-# 2. SIGKILL → the same: goal ≤ suspect timeout (3 s) + 1 s;
+# 2. SIGKILL → the same: goal ≤ suspect timeout (3 s) + 1 s (the lowest ID surviving gives its
+#    view up at once and founds one of its own: the rule of two);
+#    1 and 2 in both start orders (the lowest or the highest ID started first);
 # 3. SIGKILL and an immediate restart under the same ID → the restarted peer in a view with
 #    the other again (back in the lobby): goal ≤ 5 s;
 # 4. the longest egg wait of a 2-player match while 1,000 fake IDs send heartbeats (a small
@@ -91,16 +93,21 @@ def fmt(us):
     return "never (20 s)" if us is None else "%.0f ms" % (us / 1000)
 
 room_counter = [0]
-def pair(name):
+def pair(name, high_first=False):
     room_counter[0] += 1
     room = f"membership-{os.getpid()}-{room_counter[0]}"
-    low, high = Bot(name, 0x1000, room), Bot(name, 0x2000, room)
+    if high_first:
+        high = Bot(name, 0x2000, room)
+        time.sleep(0.3)
+        low = Bot(name, 0x1000, room)
+    else:
+        low, high = Bot(name, 0x1000, room), Bot(name, 0x2000, room)
     if not wait_until(lambda: playing(low, high), 40):
         raise SystemExit(f"{name}: the match did not start")
     return low, high, room
 
-def departure(kind, sig, leaver_high):
-    low, high, _ = pair(f"{kind}-{'high' if leaver_high else 'low'}")
+def departure(kind, sig, leaver_high, high_first=False):
+    low, high, _ = pair(f"{kind}-{'high' if leaver_high else 'low'}{'-hf' if high_first else ''}", high_first)
     leaver, other = (high, low) if leaver_high else (low, high)
     t0 = now_us()
     leaver.proc.send_signal(sig)
@@ -182,12 +189,16 @@ def egg_wait(passphrase, before_start):
 
 try:
     print("membership timings on 127.0.0.1, 2 players (IDs 1000 and 2000), a match in progress:")
-    for high in (True, False):
-        who = "highest" if high else "lowest"
-        print(f"  graceful leave of the {who} ID → the other's view without it: {fmt(departure('leave', signal.SIGTERM, high))} (goal ≤ 1000 ms)")
-    for high in (True, False):
-        who = "highest" if high else "lowest"
-        print(f"  SIGKILL of the {who} ID → the other's view without it: {fmt(departure('kill', signal.SIGKILL, high))} (goal ≤ 4000 ms)")
+    for high_first in (False, True):
+        started = "the highest ID started first" if high_first else "the lowest ID started first"
+        for high in (True, False):
+            who = "highest" if high else "lowest"
+            print(f"  graceful leave of the {who} ID ({started}) → the other's view without it: {fmt(departure('leave', signal.SIGTERM, high, high_first))} (goal ≤ 1000 ms)")
+    for high_first in (False, True):
+        started = "the highest ID started first" if high_first else "the lowest ID started first"
+        for high in (True, False):
+            who = "highest" if high else "lowest"
+            print(f"  SIGKILL of the {who} ID ({started}) → the other's view without it: {fmt(departure('kill', signal.SIGKILL, high, high_first))} (goal ≤ 4000 ms)")
     for high in (True, False):
         who = "highest" if high else "lowest"
         print(f"  SIGKILL and restart of the {who} ID → back in a view with the other: {fmt(restart(high))} (goal ≤ 5000 ms)")

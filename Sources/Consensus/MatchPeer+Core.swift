@@ -55,6 +55,7 @@ public struct MatchPeer: Sendable {
     public init(config: MatchPeerConfig) {
         self.config = config
         self.votes = VoteSource(seed: config.voteSeed)
+        checkInvariants()
     }
 
     // MARK: - Polling

@@ -36,7 +36,8 @@ public struct PeerNetConfig: Sendable, Hashable {
     public var flushTimeoutNanoseconds: UInt64
     /// A peer blocked (cut off from most of its view: non-primary) this long gives up the view
     /// (`.viewAbandoned`): it is back to joining, the lobby, like a fresh peer, and rejoins
-    /// (or founds a group) once it hears others.
+    /// (or founds a group) once it hears others. In a view of two the lower ID gives the view
+    /// up as soon as it is blocked (the rule of two, `ReliableMulticast.blockedBound(base:)`).
     public var blockedTimeoutNanoseconds: UInt64
     /// Own messages sent but not yet stable (delivered by every member); `send` throws beyond it.
     public var windowSizeMax: Int
@@ -81,6 +82,16 @@ public struct PeerNetConfig: Sendable, Hashable {
         self.windowSizeMax = windowSizeMax
         self.datagramBytesMax = datagramBytesMax
         self.randomSeed = randomSeed ?? (peerID.raw &* 0x9E37_79B9_7F4A_7C15 ^ incarnation)
+    }
+
+    /// An incarnation for a peer process starting now: 64 bits from the system's generator,
+    /// never 0. It is the session identity on the wire (every datagram names it): a restart, or
+    /// an earlier session of the same room and IDs, never shares it, even when the wall clock
+    /// stepped back, so nothing of another session is taken for this one's (without a
+    /// passphrase too). For drivers: the core itself never draws system randomness.
+    public static func freshIncarnation() -> UInt64 {
+        var generator = SystemRandomNumberGenerator()
+        return UInt64.random(in: 1 ... .max, using: &generator)
     }
 
     /// The largest payload `send` accepts with this datagram size.

@@ -169,7 +169,7 @@ extension ReliableMulticast {
     ) {
         peers[sender.id]?.viewID = viewID
         peers[sender.id]?.viewKey = viewKey
-        installIfProven(viewID: viewID, viewKey: viewKey)
+        installIfProven(viewID: viewID, viewKey: viewKey, by: sender)
         guard hasView, members.contains(sender) else { return }
         if viewID == self.viewID, viewKey == self.viewKey {
             peers[sender.id]?.staleViewSince = nil

@@ -9,10 +9,19 @@ extension ReliableMulticast {
         handleFlushFrame(frame, from: me, now: now)
     }
 
+    /// Who may move a view change along (a proven peer that is not a member of the view in
+    /// question changes nothing; such frames are counted in `framesRejected`):
+    /// - a `propose` for the installed view only from a member of it, naming itself;
+    /// - a `propose` from another view (founding, or a group admitting this peer) only from a
+    ///   peer heard (its heartbeats) in that very view, naming itself;
+    /// - a `cut` only from the coordinator of the ballot this peer acked (the ballot names it);
+    /// - an `install`, and a view proving a ready cut's install, only from a member of that
+    ///   ballot's proposal (its coordinator, or a member that installed it);
+    /// - an `ack` or `ready` only from a member of the coordinator's own proposal.
     func handleFlushFrame(_ frame: Frame, from sender: Member, now: NetTime) {
         switch frame {
         case let .propose(attempt, baseID, baseKey, proposed):
-            handlePropose(Ballot(attempt: attempt, coordinator: sender.id), baseID: baseID, baseKey: baseKey, proposed: proposed, now: now)
+            handlePropose(Ballot(attempt: attempt, coordinator: sender.id), from: sender, baseID: baseID, baseKey: baseKey, proposed: proposed, now: now)
         case let .ack(ballot, ackerViewID, ackerViewKey, ownSeq, holdings):
             handleAck(ballot, from: sender, viewID: ackerViewID, viewKey: ackerViewKey, ownSeq: ownSeq, holdings: holdings, now: now)
         case let .cut(attempt, baseID, baseKey, newViewID, entries):
@@ -20,7 +29,7 @@ extension ReliableMulticast {
         case let .ready(ballot):
             handleReady(ballot, from: sender, now: now)
         case let .install(ballot, newViewID):
-            handleInstall(ballot, newViewID: newViewID, now: now)
+            handleInstall(ballot, from: sender, newViewID: newViewID, now: now)
         case .heartbeat, .data, .nack, .leave, .report, .challenge, .response:
             preconditionFailure("not a flush frame")
         }
@@ -31,21 +40,27 @@ extension ReliableMulticast {
 
     // MARK: - Member side
 
-    /// A peer names (id, key) as its view: if that is the view our ready cut would install,
-    /// its install happened (the message was lost or overtaken): install it too.
-    func installIfProven(viewID provenID: UInt64, viewKey provenKey: UInt64) {
-        guard let p = participation, p.ready, let cut = p.cut, cut.newViewID == provenID else { return }
+    /// A member of our ready ballot's proposal names (id, key) as its view: if that is the view
+    /// our ready cut would install, its install happened (the message was lost or overtaken):
+    /// install it too. (Anyone else naming it proves nothing.)
+    func installIfProven(viewID provenID: UInt64, viewKey provenKey: UInt64, by sender: Member) {
+        guard let p = participation, p.ready, let cut = p.cut, cut.newViewID == provenID,
+              p.members.contains(sender) else { return }
         let newMembers = cut.entries.filter(\.inNew).map(\.member).sorted()
         guard Self.viewKey(id: provenID, members: newMembers, ballot: p.ballot) == provenKey else { return }
         install(p)
     }
 
-    private func handlePropose(_ ballot: Ballot, baseID: UInt64, baseKey: UInt64, proposed: [Member], now: NetTime) {
-        installIfProven(viewID: baseID, viewKey: baseKey)
+    private func handlePropose(_ ballot: Ballot, from sender: Member, baseID: UInt64, baseKey: UInt64, proposed: [Member], now: NetTime) {
+        installIfProven(viewID: baseID, viewKey: baseKey, by: sender)
         guard proposed.contains(me), !isLeft else { return }
+        let continuing = hasView && viewID == baseID && viewKey == baseKey
+        guard isEntitledToPropose(sender, baseID: baseID, baseKey: baseKey, proposed: proposed, continuing: continuing) else {
+            stats.framesRejected += 1
+            return
+        }
         // Only ballots this peer takes part in raise its own next ballot (bounded on the wire).
         highestAttemptSeen = max(highestAttemptSeen, ballot.attempt)
-        let continuing = hasView && viewID == baseID && viewKey == baseKey
         if !continuing {
             // Join only a group whose view dominates ours (or found one when we have none).
             // (A blocked peer joins any working group that admits it.)
@@ -69,6 +84,16 @@ extension ReliableMulticast {
         // Freeze (status is now .flushing) and report what we hold.
         let holdings: [(PeerID, UInt64)] = continuing ? members.map { ($0.id, streams[$0.id]!.contiguous) } : []
         emitFlush(.ack(ballot, viewID: hasView ? viewID : 0, viewKey: hasView ? viewKey : 0, ownSeq: transmittedSeq, holdings: holdings), now: now)
+    }
+
+    /// A coordinator names itself among the proposed; for our installed view it is a member of
+    /// it; for another view (founding, or a group admitting us) it was heard in that view.
+    func isEntitledToPropose(_ sender: Member, baseID: UInt64, baseKey: UInt64, proposed: [Member], continuing: Bool) -> Bool {
+        guard proposed.contains(sender) else { return false }
+        if sender == me { return true }
+        if continuing { return members.contains(sender) }
+        guard let info = peers[sender.id], info.incarnation == sender.incarnation else { return false }
+        return info.viewID == baseID && info.viewKey == baseKey
     }
 
     private func handleCut(_ ballot: Ballot, baseID: UInt64, baseKey: UInt64, cut: CutInfo, now: NetTime) {
@@ -135,8 +160,12 @@ extension ReliableMulticast {
         if coordinating?.ballot == ballot { coordinating!.ready.insert(me.id); maybeInstall() }
     }
 
-    private func handleInstall(_ ballot: Ballot, newViewID: UInt64, now: NetTime) {
+    private func handleInstall(_ ballot: Ballot, from sender: Member, newViewID: UInt64, now: NetTime) {
         guard var p = participation, p.ballot == ballot, let cut = p.cut, cut.newViewID == newViewID else { return }
+        guard p.members.contains(sender) else {
+            stats.framesRejected += 1
+            return
+        }
         p.installRequested = true
         participation = p
         if p.ready { install(p) }
@@ -203,7 +232,9 @@ extension ReliableMulticast {
 
     /// Blocked too long: gives up the view and starts over as a fresh peer (joining). Own
     /// messages queued while blocked are discarded (the group never agreed on them).
-    func abandonView(now: NetTime) {
+    /// `listened`: the peer table is current (every member was heard or suspected over the
+    /// last suspect timeout), so no discovery period is needed before founding or joining.
+    func abandonView(now: NetTime, listened: Bool = false) {
         let old = view
         stats.viewsAbandoned += 1
         stats.messagesAbandoned += UInt64(pendingSends.count)
@@ -224,7 +255,7 @@ extension ReliableMulticast {
         laggingReported = []
         forcedOut = [:]
         reportAt = nil
-        discoveryAt = now.adding(nanoseconds: config.discoveryNanoseconds)
+        discoveryAt = listened ? now : now.adding(nanoseconds: config.discoveryNanoseconds)
         view = MembershipView(id: 0, members: [], departed: old.members)
         events.append(.viewAbandoned(old))
     }
@@ -382,8 +413,9 @@ extension ReliableMulticast {
         if participation == nil {
             blocked = !primary
             blockedSince = blocked ? (blockedSince ?? now) : nil
-            if let since = blockedSince, now.nanoseconds(since: since) >= config.blockedTimeoutNanoseconds {
-                return abandonView(now: now)
+            if let since = blockedSince, now.nanoseconds(since: since) >= blockedBound(base: base) {
+                abandonView(now: now, listened: base.count == 2)
+                return evaluateBootstrap(now: now)
             }
         }
         // A working group in a dominating view is around: wait for it to admit us.
@@ -406,6 +438,23 @@ extension ReliableMulticast {
         let coordinator = alive.filter { $0 == me || peers[$0.id]?.status != .blocked }.min()
         guard primary, coordinator == me else { return }
         startProposal(members: alive + joiners, now: now)
+    }
+
+    /// How long this peer stays blocked before it gives its view up.
+    ///
+    /// The rule of two: when the view's members still counting (`base`: not gone by `leave` or
+    /// a proven restart) are this peer and one other, this peer is blocked only when that other
+    /// is the higher ID and unreachable; the other, alone, is primary (half the view including
+    /// its highest ID), so once it suspects this peer it installs a view without it, and a
+    /// blocked wait could never bring this peer back into the old view. So this peer gives the
+    /// view up at once: its part of the match ends for it alone (no winner decided on its side,
+    /// nothing sent or logged as a decision), and it is back in the lobby within the suspect
+    /// timeout. Nothing is decided on this side, so a
+    /// partition cannot make the two sides decide differently: only the higher ID's side, the
+    /// primary one, goes on deciding. With three or more members the bound stays
+    /// `blockedTimeoutNanoseconds`: a partition may leave no side primary, and all wait for it to heal.
+    func blockedBound(base: [Member]) -> UInt64 {
+        base.count == 2 && base.contains(me) ? 0 : config.blockedTimeoutNanoseconds
     }
 
     static func isPrimary(alive: [Member], of base: [Member]) -> Bool {

@@ -81,7 +81,13 @@ import EggPrimitives
 /// member (members gone by `leave` or a proven restart do not count). Otherwise the peer is
 /// `.blocked`: it queues sends and delivers nothing; blocked for `blockedTimeoutNanoseconds`
 /// (10 s), it gives up the view (`.viewAbandoned`, its queued sends discarded) and is a fresh,
-/// joining peer again: back in the lobby, it rejoins when it hears a group. Views
+/// joining peer again: back in the lobby, it rejoins when it hears a group. The rule of two:
+/// when only this peer and one other still count, this peer is blocked only when the other is
+/// the higher ID and unreachable; that one is primary alone and will install a view without
+/// it, so this peer gives the view up at once (within the suspect timeout) and, having just
+/// listened to the room, founds or joins a group without a discovery period
+/// (`blockedBound(base:)`). Nothing is decided on the blocked side, so the two sides of a
+/// partition never decide differently. Views
 /// are ordered by (id, key); the coordinator of a working group admits as joiners the
 /// fresh peers, the blocked peers and the peers of dominated views (lower id, or equal id
 /// and lower key: groups founded apart). A joiner discards the undelivered and unstable
@@ -96,8 +102,11 @@ import EggPrimitives
 /// in theory install two views with the same id from one base, each by a different set of
 /// members; the smaller set soon finds itself non-primary and rejoins as joiners.
 /// Without a passphrase anyone on the LAN can forge any datagram (a member's identity
-/// included): every field is validated so nothing traps, but forged flush frames can stall or
-/// reshape a group. With one, only replays remain, and they are dropped.
+/// included): every field is validated so nothing traps, and flush frames from a peer that is
+/// not a member of the view in question change nothing (`handleFlushFrame`), but a forger
+/// posing as a member, or proving an ID of its own and claiming by heartbeats a view that
+/// dominates ours (as a real group merging ours would), can still stall or reshape a group.
+/// With one, only replays remain, and they are dropped.
 /// Restarted peers that hear only blocked peers found a new group even if the old primary
 /// lives on behind a partition; the two groups merge (as joiners) when it heals.
 /// After `leave`, a peer goes silent at once (it does not linger to repair).

@@ -113,7 +113,8 @@ public enum PeerNetEvent: Hashable, Sendable {
     /// the new incarnation joins by a later view change as a new member (a `joined` entry).
     /// Whatever the layer above queued for, or expects from, the old incarnation is void.
     case incarnationEnded(peer: PeerID)
-    /// This peer was blocked (cut off from most of its view) for `blockedTimeoutNanoseconds` and
+    /// This peer was blocked (cut off from most of its view) for `blockedTimeoutNanoseconds`
+    /// (in a view of two, the lower ID cut off from the other: at once, the rule of two) and
     /// gave up `view`: it is joining again (the lobby), like a fresh peer; its own messages
     /// queued while blocked are discarded. It rejoins a group it hears (or founds one).
     case viewAbandoned(MembershipView)

@@ -211,7 +211,7 @@ extension EggsCommand {
             for index in 0..<(count + spectators) {
                 let spectator = index >= count
                 let id = PeerID(firstID.raw &+ UInt64(index))
-                var net = PeerNetConfig(room: network.room, peerID: id, incarnation: MonotonicClock.wallMicroseconds())
+                var net = PeerNetConfig(room: network.room, peerID: id, incarnation: PeerNetConfig.freshIncarnation())
                 net.passphrase = network.effectivePassphrase
                 let logPath = count + spectators == 1 ? network.logPath(peer: id) : Self.numbered(network.logPath(peer: id), id: id, explicit: network.log != nil)
                 let options = NetPeer.Options(name: (spectator ? "watcher-" : "bot-") + id.hex.suffix(4), role: spectator ? .spectator : .player,

@@ -102,7 +102,7 @@ extension EggsCommand {
             FileLogHandler.bootstrap(path: NetworkOptions.stateDirectory() + "/eggs-tui.log")
             let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
             defer { try? group.syncShutdownGracefully() }
-            var net = PeerNetConfig(room: network.room, peerID: id, incarnation: MonotonicClock.wallMicroseconds())
+            var net = PeerNetConfig(room: network.room, peerID: id, incarnation: PeerNetConfig.freshIncarnation())
             net.passphrase = network.effectivePassphrase
             let options = NetPeer.Options(
                 name: playerName, role: spectate ? .spectator : .player, net: net,
