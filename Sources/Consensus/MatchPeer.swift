@@ -213,7 +213,14 @@ public struct OwnerState: Sendable {
     public internal(set) var grid = PlayerGrid()
     var clock: GravityClock
     var out: [StreamInput] = []
-    /// Items put in this game's stream so far (spawns, moves, garbage landings).
+    /// Garbage accepted during the live pair, landed once its chain has ended.
+    var garbageAccepted = 0
+    /// Ticks waiting in `out` (its last item, when that is a tick count).
+    var pendingTicks: Int {
+        if case .ticks(let count)? = out.last { return count }
+        return 0
+    }
+    /// Items sent in this game's stream so far (spawns, moves, garbage landings, tick counts).
     public internal(set) var inputsMade = 0
     var garbageLanded = 0
     var waitingSince: NetTime?
