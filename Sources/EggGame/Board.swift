@@ -15,6 +15,8 @@ public struct Board: Sendable, Hashable {
     public static let spawnColumns = (2, 3)
     /// The row a pair spawns in; a pair never occupies a row above it.
     public static let spawnRow = 3
+    /// The rows a screen shows: the spawn row down (rows 0–2 above it only ever receive garbage).
+    public static let visibleRows = spawnRow..<rowsCount
     /// Rows from the top that a column fills before it is full for garbage (rows 0–12).
     public static let garbageRowsMax = 13
 

@@ -121,6 +121,9 @@ public struct PlayerGrid: Sendable, Hashable {
     private var popping: UInt128 = 0
     public private(set) var popTicksLeft = 0
     private var bounceTicks = [UInt8](repeating: 0, count: Board.columnsCount)
+    /// Cells landing and columns bouncing now (the nonzero entries above).
+    private var landingCount = 0
+    private var bounceCount = 0
     private var isResolving = false
     /// Whether the resolution in progress follows a lock (its end is a pair's chain) rather than garbage.
     private var resolutionStartedByLock = false
@@ -256,7 +259,7 @@ public struct PlayerGrid: Sendable, Hashable {
             if resting.contains(index) {
                 let row = egg.halfRow / 2
                 board[column: egg.column, row: row] = .egg(egg.color)
-                landingTicks[egg.column * Board.rowsCount + row] = UInt8(rules.timing.landingTicks)
+                startLanding(column: egg.column, row: row)
             } else {
                 insertLoose(LooseEgg(column: egg.column, halfRow: egg.halfRow, cell: .egg(egg.color)))
             }
@@ -310,8 +313,18 @@ public struct PlayerGrid: Sendable, Hashable {
     /// One tick of a resolution; returns the chain when the resolution ends on this tick.
     private mutating func resolutionTick() -> ChainResult? {
         resolutionTicks += 1
-        for index in landingTicks.indices where landingTicks[index] > 0 { landingTicks[index] -= 1 }
-        for index in bounceTicks.indices where bounceTicks[index] > 0 { bounceTicks[index] -= 1 }
+        if landingCount > 0 {
+            for index in landingTicks.indices where landingTicks[index] > 0 {
+                landingTicks[index] -= 1
+                if landingTicks[index] == 0 { landingCount -= 1 }
+            }
+        }
+        if bounceCount > 0 {
+            for index in bounceTicks.indices where bounceTicks[index] > 0 {
+                bounceTicks[index] -= 1
+                if bounceTicks[index] == 0 { bounceCount -= 1 }
+            }
+        }
         if popTicksLeft > 0 {
             popTicksLeft -= 1
             if popTicksLeft == 0 {
@@ -319,7 +332,7 @@ public struct PlayerGrid: Sendable, Hashable {
                 popping = 0
             }
         }
-        movePass()
+        if !looseEggs.isEmpty || !board.isSettled { movePass() }
         guard !isBusy else { return nil }
         if let popped = board.poppingCellsNow() {
             let step = ChainStep(popped: popped.popped.nonzeroBitCount, garbageCleared: popped.cleared.nonzeroBitCount)
@@ -341,8 +354,7 @@ public struct PlayerGrid: Sendable, Hashable {
 
     /// Whether anything lands, pops, bounces or falls.
     private var isBusy: Bool {
-        popTicksLeft > 0 || !looseEggs.isEmpty || !board.isSettled
-            || landingTicks.contains { $0 > 0 } || bounceTicks.contains { $0 > 0 }
+        popTicksLeft > 0 || !looseEggs.isEmpty || landingCount > 0 || bounceCount > 0 || !board.isSettled
     }
 
     /// Moves loose eggs, and resting eggs that lost their support, one half cell where their pass
@@ -411,10 +423,17 @@ public struct PlayerGrid: Sendable, Hashable {
         let row = egg.halfRow / 2
         board[column: egg.column, row: row] = egg.cell
         if egg.cell == .garbage {
+            if bounceTicks[egg.column] == 0 { bounceCount += 1 }
             bounceTicks[egg.column] = UInt8(rules.timing.garbageBounceTicks)
         } else {
-            landingTicks[egg.column * Board.rowsCount + row] = UInt8(rules.timing.landingTicks)
+            startLanding(column: egg.column, row: row)
         }
+    }
+
+    private mutating func startLanding(column: Int, row: Int) {
+        let index = column * Board.rowsCount + row
+        if landingTicks[index] == 0 { landingCount += 1 }
+        landingTicks[index] = UInt8(rules.timing.landingTicks)
     }
 
     // MARK: What a screen draws

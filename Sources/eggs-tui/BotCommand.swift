@@ -220,7 +220,7 @@ extension EggsCommand {
                 net.passphrase = network.effectivePassphrase
                 let logPath = count + spectators == 1 ? network.logPath(peer: id) : Self.numbered(network.logPath(peer: id), id: id, explicit: network.log != nil)
                 let options = NetPeer.Options(name: (spectator ? "watcher-" : "bot-") + id.hex.suffix(4), role: spectator ? .spectator : .player,
-                                              net: net, multicast: network.multicast, logPath: logPath)
+                                              net: net, multicast: network.multicast, logPath: logPath, rules: settings.ruleSet.name)
                 let peer: NetPeer
                 do {
                     peer = try NetPeer(options: options, group: group)
