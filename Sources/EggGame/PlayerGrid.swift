@@ -195,8 +195,23 @@ public struct PlayerGrid: Sendable, Hashable {
             guard (1...PlayerGrid.ticksPerInputMax).contains(count) else { return .rejected(.badTickCount) }
             var locked = false
             var ended: ChainResult?
-            for _ in 0..<count {
+            var remaining = count
+            while remaining > 0 {
+                // Ticks that only count the drop timer, or find nothing to do, are skipped at once.
+                if livePair != nil && !lockedBeforeTick {
+                    let idle = min(remaining, dropIntervalTicks - dropTimer - 1)
+                    if idle > 0 {
+                        dropTimer += idle
+                        ticksPlayed &+= idle
+                        remaining -= idle
+                        continue
+                    }
+                } else if !isResolving && !lockedBeforeTick {
+                    ticksPlayed &+= remaining
+                    break
+                }
                 let step = tick()
+                remaining -= 1
                 locked = locked || step.locked
                 if let chain = step.chainEnded { ended = chain }
             }
