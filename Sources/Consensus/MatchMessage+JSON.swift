@@ -40,13 +40,18 @@ extension MatchMessage {
         case .spawn: "spawn"
         case .move(let m): m.jsonName
         case .landGarbage(let n): "garbage:\(n)"
+        case .ticks(let n): "ticks:\(n)"
         }
     }
 
     static func parseInput(_ text: String) -> StreamInput? {
         if text == "spawn" { return .spawn }
         if let move = Move.allCases.first(where: { $0.jsonName == text }) { return .move(move) }
-        guard text.hasPrefix("garbage:"), let n = Int(text.dropFirst(8)), (0...72).contains(n) else { return nil }
+        if text.hasPrefix("ticks:") {
+            guard let n = Int(text.dropFirst(6)), (1...ticksPerItemMax).contains(n) else { return nil }
+            return .ticks(n)
+        }
+        guard text.hasPrefix("garbage:"), let n = Int(text.dropFirst(8)), (0...garbageLandMax).contains(n) else { return nil }
         return .landGarbage(n)
     }
 

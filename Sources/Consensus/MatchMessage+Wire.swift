@@ -124,6 +124,9 @@ extension MatchMessage {
             case 7:
                 guard let n = r.varint(max: UInt64(garbageLandMax)) else { return nil }
                 items.append(.landGarbage(Int(n)))
+            case 8:
+                guard let n = r.varint(max: UInt64(ticksPerItemMax)), n > 0 else { return nil }
+                items.append(.ticks(Int(n)))
             default: return nil
             }
         }
@@ -136,6 +139,9 @@ extension MatchMessage {
         case .spawn: w.u8(6)
         case .landGarbage(let n):
             w.u8(7)
+            w.varint(UInt64(max(0, n)))
+        case .ticks(let n):
+            w.u8(8)
             w.varint(UInt64(max(0, n)))
         }
     }

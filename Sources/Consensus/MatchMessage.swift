@@ -26,6 +26,9 @@ public struct MatchSettings: Hashable, Sendable {
             && MatchSettings.gamesPerMatchAllowed.contains(gamesPerMatch)
     }
 
+    /// The rule set the match plays (only `sfe` is agreed so far).
+    public var ruleSet: RuleSet { .sfe }
+
     /// Games a player must win to win the match.
     public var winsNeeded: Int { gamesPerMatch / 2 + 1 }
 }
@@ -50,6 +53,8 @@ public enum StreamInput: Hashable, Sendable {
     case spawn
     case move(Move)
     case landGarbage(Int)
+    /// This many logic ticks of the owner's grid passed (1...``MatchMessage/ticksPerItemMax``).
+    case ticks(Int)
 }
 
 /// A peer's role in the room.
@@ -217,8 +222,11 @@ public enum MatchMessage: Hashable, Sendable {
             return settings.isValid
         case .inputs(_, let items):
             return (1...Self.inputsPerMessageMax).contains(items.count) && items.allSatisfy {
-                if case .landGarbage(let n) = $0 { return (0...Self.garbageLandMax).contains(n) }
-                return true
+                switch $0 {
+                case .landGarbage(let n): return (0...Self.garbageLandMax).contains(n)
+                case .ticks(let n): return (1...Self.ticksPerItemMax).contains(n)
+                case .spawn, .move: return true
+                }
             }
         case .snapshot(let s):
             return s.isValid
@@ -228,7 +236,9 @@ public enum MatchMessage: Hashable, Sendable {
     }
 
     /// Garbage eggs one landing can bring at most (a whole grid).
-    public static let garbageLandMax = 6 * 12
+    public static let garbageLandMax = Board.columnsCount * Board.rowsCount
+    /// Ticks one stream item may carry at most.
+    public static let ticksPerItemMax = PlayerGrid.ticksPerInputMax
 
     enum Tag: UInt8 {
         case hello = 1, votes, startProposal, inputs, checkpoint, gameOverVote, snapshot, leave, clock

@@ -67,6 +67,7 @@ extension MatchPeer {
         m.mirrors = [:]
         for player in m.players {
             var mirror = PlayerMirror()
+            mirror.grid = PlayerGrid(rules: m.settings.ruleSet, speed: m.settings.speed)
             mirror.queue = Deque(futureItems[player] ?? [])
             m.mirrors[player] = mirror
         }
@@ -88,7 +89,8 @@ extension MatchPeer {
         // Rounds decided while this game was in the future are reported now.
         noteDecided(game: m.game, 0..<Int(rounds[m.game]!.frontier))
         if config.role == .player, m.players.contains(config.id) {
-            owner = OwnerState(game: m.game, clock: GravityClock(speed: m.settings.speed))
+            owner = OwnerState(game: m.game, grid: PlayerGrid(rules: m.settings.ruleSet, speed: m.settings.speed),
+                               clock: GravityClock(speed: m.settings.speed, rules: m.settings.ruleSet))
         } else {
             owner = nil
         }
@@ -155,9 +157,11 @@ extension MatchPeer {
                 default: stats.ignoredMessages += 1
                 }
             case .input(.move(let move)):
-                switch mirror.grid.apply(.move(move)) {
+                if !mirror.grid.apply(.move(move)).isAccepted { stats.ignoredMessages += 1 }
+            case .input(.ticks(let count)):
+                switch mirror.grid.apply(.ticks(count)) {
                 case .rejected: stats.ignoredMessages += 1
-                case .locked(let chain): mirror.largestChain = max(mirror.largestChain, chain.chain)
+                case .ticked(_, let chain?): mirror.largestChain = max(mirror.largestChain, chain.chain)
                 default: break
                 }
             case .input(.landGarbage(let count)):
@@ -284,15 +288,19 @@ extension MatchPeer {
             return
         }
         o.ticks &+= 1
-        if o.grid.state == .live, o.clock.tick(softDrop: softDrop) {
-            owner = o
-            applyOwner(.down)
-            o = owner!
-        }
         owner = o
+        if o.grid.state == .live, owner!.clock.tick(softDrop: softDrop) {
+            applyOwner(.move(.down))
+        }
+        if owner!.grid.state == .live || owner!.grid.state == .resolving {
+            applyOwner(.ticks(1))
+        }
         ownerSettle(now: now)
         voteAhead()
-        flushOwner()
+        if owner!.unsentInputs.contains(where: { if case .ticks = $0 { return false } else { return true } })
+            || owner!.unsentInputs.count > 1 || owner!.pendingTicks >= MatchPeer.ticksFlushedAtMost {
+            flushOwner()
+        }
         publishAliveClock()
     }
 
@@ -311,13 +319,33 @@ extension MatchPeer {
         return outcome
     }
 
+    /// Idle ticks of the local grid are sent at the latest after this many (a mirror lags by at
+    /// most this much while nothing else happens).
+    static let ticksFlushedAtMost = 12
+
     @discardableResult
-    private mutating func applyOwner(_ move: Move) -> InputOutcome {
-        let outcome = owner!.grid.apply(.move(move))
+    private mutating func applyOwner(_ input: StreamInput) -> InputOutcome {
+        let gridInput: PlayerInput
+        switch input {
+        case .move(let move): gridInput = .move(move)
+        case .landGarbage(let count): gridInput = .landGarbage(count)
+        case .ticks(let count): gridInput = .ticks(count)
+        case .spawn: preconditionFailure("spawns go through ownerSettle")
+        }
+        let wasLive = owner!.grid.state == .live
+        if wasLive {
+            // Garbage is accepted while the pair is live; it lands after the pair and its chain.
+            owner!.garbageAccepted = max(0, (match?.mirrors[config.id]?.garbageReceived ?? 0) - owner!.garbageLanded)
+        }
+        let outcome = owner!.grid.apply(gridInput)
         guard outcome.isAccepted else { return outcome }
-        owner!.unsentInputs.append(.move(move))
-        owner!.inputsMade += 1
-        if case .locked = outcome { owner!.checkpointDue = true }
+        if case .ticks(let count) = input, case .ticks(let before)? = owner!.unsentInputs.last,
+           before + count <= MatchMessage.ticksPerItemMax {
+            owner!.unsentInputs[owner!.unsentInputs.count - 1] = .ticks(before + count)
+        } else {
+            owner!.unsentInputs.append(input)
+        }
+        if wasLive && owner!.grid.state != .live { owner!.checkpointDue = true }
         return outcome
     }
 
@@ -329,6 +357,16 @@ extension MatchPeer {
             stats.backpressureHolds += 1
             return
         }
+        if o.garbageAccepted > 0 {
+            // Accepted garbage lands all at once (what does not fit is discarded) and falls first.
+            let count = min(o.garbageAccepted, MatchMessage.garbageLandMax)
+            _ = o.grid.apply(.landGarbage(count))
+            o.unsentInputs.append(.landGarbage(count))
+            o.garbageLanded += o.garbageAccepted
+            o.garbageAccepted = 0
+            owner = o
+            guard o.grid.state == .awaitingSpawn else { return }
+        }
         guard let value = rounds[o.game]?.value(o.grid.pairsSpawned) else {
             if o.waitingSince == nil { o.waitingSince = now }
             owner = o
@@ -337,15 +375,6 @@ extension MatchPeer {
         if let since = o.waitingSince {
             stats.maxEggWaitNanoseconds = max(stats.maxEggWaitNanoseconds, now.nanoseconds(since: since))
             o.waitingSince = nil
-        }
-        var available = (m.mirrors[config.id]?.garbageReceived ?? 0) - o.garbageLanded
-        while available > 0 {
-            let count = min(available, 72)
-            _ = o.grid.apply(.landGarbage(count))
-            o.unsentInputs.append(.landGarbage(count))
-            o.inputsMade += 1
-            o.garbageLanded += count
-            available -= count
         }
         if o.checkpointDue {
             owner = o
@@ -356,7 +385,6 @@ extension MatchPeer {
         }
         let outcome = o.grid.apply(.spawn(EggPair(value: value, colors: m.settings.colors)))
         o.unsentInputs.append(.spawn)
-        o.inputsMade += 1
         if case .toppedOut = outcome {
             o.isOut = true
             o.topOutClockDue = true
@@ -375,6 +403,7 @@ extension MatchPeer {
             send(.inputs(game: o.game, items: Array(o.unsentInputs[start..<end])))
             start = end
         }
+        owner!.inputsMade += o.unsentInputs.count
         owner!.unsentInputs = []
     }
 }

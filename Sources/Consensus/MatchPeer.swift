@@ -227,7 +227,14 @@ public struct OwnerState: Sendable {
     var clock: GravityClock
     /// Own stream items applied to `grid` but not sent yet (sent, in order, by `flushOwner`).
     var unsentInputs: [StreamInput] = []
-    /// Items put in this game's stream so far (spawns, moves, garbage landings).
+    /// Garbage accepted during the live pair, landed once its chain has ended.
+    var garbageAccepted = 0
+    /// Ticks waiting in `unsentInputs` (its last item, when that is a tick count).
+    var pendingTicks: Int {
+        if case .ticks(let count)? = unsentInputs.last { return count }
+        return 0
+    }
+    /// Items sent in this game's stream so far (spawns, moves, garbage landings, tick counts).
     public internal(set) var inputsMade = 0
     var garbageLanded = 0
     var waitingSince: NetTime?

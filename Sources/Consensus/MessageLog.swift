@@ -1,6 +1,7 @@
 import Crypto
 import EggPrimitives
 import PeerNet
+import EggGame
 
 /// The message log (SPEC §5): JSON Lines. A header line, then one line per delivered message
 /// (in delivery order, the peer's own included) and one per view change, and an end line when
@@ -298,6 +299,8 @@ public struct LogReader: Sendable {
         }
         let rules = json["rules"]?.stringValue ?? "sfe"
         guard rules.utf8.count <= MatchMessage.rulesBytesMax else { throw damaged("header's rules over \(MatchMessage.rulesBytesMax) bytes") }
+        // The log replays with the engine of the rule set it names; one this build lacks cannot replay.
+        guard RuleSet.named(rules) != nil else { throw damaged("unknown rule set '\(rules)' (this build plays \(RuleSet.names))") }
         sawHeader = true
         return .header(peer: PeerID(peer), room: room, rules: rules)
     }

@@ -1,21 +1,27 @@
-/// A 6×12 grid of settled cells, stored as bitboards.
+/// A 6×15 grid of cells (`sfe`: rows 0–2 only ever receive garbage), stored as bitboards.
 ///
 /// Three bit planes hold a 3-bit code per cell (0 empty, 1...6 the colours, 7 garbage). Each plane
 /// is a `UInt128` with 16 bits per column: bit `16·column + y` is the cell in `column` at height
-/// `y` (0 = bottom row). Only bits 0...11 of a column lane are ever set, so shifts by one row or
+/// `y` (0 = bottom row). Only bits 0...14 of a column lane are ever set, so shifts by one row or
 /// one column never carry an egg into a neighbouring lane once masked by a plane.
 ///
 /// Public coordinates use `row` 0 = top row, as in board notation.
 public struct Board: Sendable, Hashable {
     /// Grid width in cells.
     public static let columnsCount = 6
-    /// Grid height in cells.
-    public static let rowsCount = 12
-    /// Columns where a pair spawns (pivot, child), in the top row.
+    /// Grid height in cells (rows 0...14, top first).
+    public static let rowsCount = 15
+    /// Columns where a pair spawns (pivot, child), in ``spawnRow``.
     public static let spawnColumns = (2, 3)
+    /// The row a pair spawns in; a pair never occupies a row above it.
+    public static let spawnRow = 3
+    /// The rows a screen shows: the spawn row down (rows 0–2 above it only ever receive garbage).
+    public static let visibleRows = spawnRow..<rowsCount
+    /// Rows from the top that a column fills before it is full for garbage (rows 0–12).
+    public static let garbageRowsMax = 13
 
     static let laneBits = 16
-    static let laneMask: UInt128 = 0x0FFF
+    static let laneMask: UInt128 = 0x7FFF
     /// Every playable cell.
     static let fieldMask: UInt128 = {
         var mask: UInt128 = 0
@@ -60,7 +66,7 @@ public struct Board: Sendable, Hashable {
         plane2 = code & 4 != 0 ? plane2 | bit : plane2 & ~bit
     }
 
-    /// The cell at `column` 0...5 (left to right) and `row` 0...11 (top to bottom).
+    /// The cell at `column` 0...5 (left to right) and `row` 0...14 (top to bottom).
     public subscript(column column: Int, row row: Int) -> Cell {
         get {
             precondition(Board.contains(column: column, row: row), "cell out of the grid")
@@ -102,7 +108,7 @@ public struct Board: Sendable, Hashable {
 
     /// Whether a spawning pair would find its cells occupied (game over).
     public var isSpawnBlocked: Bool {
-        let top = Board.rowsCount - 1
+        let top = Board.rowsCount - 1 - Board.spawnRow
         let cells = Board.bit(column: Board.spawnColumns.0, y: top) | Board.bit(column: Board.spawnColumns.1, y: top)
         return occupied & cells != 0
     }
@@ -201,6 +207,23 @@ public struct Board: Sendable, Hashable {
         return ChainStep(popped: popping.nonzeroBitCount, garbageCleared: cleared.nonzeroBitCount)
     }
 
+    /// The cells that pop now (every group of 4+) and the garbage cleared with them, or nil.
+    func poppingCellsNow() -> (popped: UInt128, cleared: UInt128)? {
+        var popping: UInt128 = 0
+        for code in UInt8(1)...6 {
+            popping |= Board.poppingCells(in: plane(code: code))
+        }
+        if popping == 0 { return nil }
+        return (popping, Board.neighbours(popping) & plane(code: 7))
+    }
+
+    /// Empties `cells`.
+    mutating func remove(_ cells: UInt128) {
+        plane0 &= ~cells
+        plane1 &= ~cells
+        plane2 &= ~cells
+    }
+
     /// Resolves every chain step (the board must be settled) and reports them.
     public mutating func resolveChain() -> ChainResult {
         var steps: [ChainStep] = []
@@ -224,27 +247,47 @@ public struct Board: Sendable, Hashable {
 
     // MARK: Garbage
 
-    /// Lands `count` garbage eggs one at a time onto the column holding the fewest eggs (ties to
-    /// the rightmost); full columns take none; eggs that fit nowhere are discarded.
+    /// Where `count` garbage eggs are put before they fall (SPEC §2.1), in placement order.
+    ///
+    /// A column's height is its count of contiguous eggs from the bottom; columns are ordered by
+    /// height, ties with the higher column index first. Level starts at the lowest height; each
+    /// pass, every column with height ≤ level, in order, gets one egg at its topmost empty cell,
+    /// until the count runs out. A column whose rows 0–12 are all taken is full; a pass that places
+    /// nothing discards the rest; otherwise the level rises by one.
+    public func garbagePlacement(_ count: Int) -> [(column: Int, row: Int)] {
+        var work = self
+        var heights = [Int](repeating: 0, count: Board.columnsCount)
+        for column in 0..<Board.columnsCount {
+            let lane = UInt16(truncatingIfNeeded: occupied >> (column &* Board.laneBits))
+            heights[column] = (~lane).trailingZeroBitCount
+        }
+        let order = (0..<Board.columnsCount).sorted { heights[$0] != heights[$1] ? heights[$0] < heights[$1] : $0 > $1 }
+        var level = heights.min() ?? 0
+        var remaining = min(max(count, 0), Board.columnsCount * Board.rowsCount)
+        var placed: [(column: Int, row: Int)] = []
+        while remaining > 0 {
+            let before = placed.count
+            for column in order where heights[column] <= level && remaining > 0 {
+                guard let row = (0..<Board.garbageRowsMax).first(where: { work[column: column, row: $0] == .empty }) else { continue }
+                work[column: column, row: row] = .garbage
+                placed.append((column, row))
+                remaining -= 1
+            }
+            if placed.count == before { break }
+            level += 1
+        }
+        return placed
+    }
+
+    /// Lands `count` garbage eggs at once by ``garbagePlacement(_:)`` and lets them fall (zero
+    /// time); eggs that fit nowhere are discarded. The board must be settled.
     /// - Returns: how many landed.
     @discardableResult
     public mutating func landGarbage(_ count: Int) -> Int {
-        let capacity = Board.columnsCount * Board.rowsCount
-        var landed = 0
-        for _ in 0..<min(max(count, 0), capacity) {
-            var best = -1, bestHeight = Board.rowsCount
-            for column in 0..<Board.columnsCount {
-                let height = height(column: column)
-                if height < Board.rowsCount && height <= bestHeight {
-                    best = column
-                    bestHeight = height
-                }
-            }
-            if best < 0 { break }
-            setCode(column: best, y: bestHeight, code: 7)
-            landed += 1
-        }
-        return landed
+        let placed = garbagePlacement(count)
+        for cell in placed { self[column: cell.column, row: cell.row] = .garbage }
+        settle()
+        return placed.count
     }
 
     /// Panics unless the planes only use playable cells.
@@ -268,8 +311,8 @@ public struct ChainStep: Sendable, Hashable {
 
 /// The chain steps of one resolution and the garbage they send.
 public struct ChainResult: Sendable, Hashable {
-    /// More steps than a 72-cell grid can hold eggs for groups of 4 (72 / 4 = 18).
-    static let stepsMax = 18
+    /// More steps than a 90-cell grid can hold eggs for groups of 4 (90 / 4 < 23).
+    static let stepsMax = 23
 
     public var steps: [ChainStep]
 

@@ -19,9 +19,11 @@ public struct LocalMatch: Sendable {
         public var gameTicksMax: Int
         /// The match ends after this many games even without a winner (draws repeat a game).
         public var gamesMax: Int
+        /// The rule set every grid of the match is built from.
+        public var rules: RuleSet
 
         public init(seed: UInt64, colors: Int = 4, speed: Int = 0, bestOf: Int = 1,
-                    gameTicksMax: Int = 108_000, gamesMax: Int = 21) {
+                    gameTicksMax: Int = 108_000, gamesMax: Int = 21, rules: RuleSet = .sfe) {
             precondition([1, 3, 5, 7].contains(bestOf), "bestOf must be 1, 3, 5 or 7")
             precondition(EggPair.colorsSupported.contains(colors), "colors must be 4, 5 or 6")
             precondition(GravityClock.speedsSupported.contains(speed), "speed must be 0...9")
@@ -32,6 +34,7 @@ public struct LocalMatch: Sendable {
             self.bestOf = bestOf
             self.gameTicksMax = gameTicksMax
             self.gamesMax = gamesMax
+            self.rules = rules
         }
     }
 
@@ -53,8 +56,10 @@ public struct LocalMatch: Sendable {
     public private(set) var grids: [PlayerGrid]
     /// Games won per seat.
     public private(set) var wins: [Int]
-    /// Garbage waiting to land on each seat.
+    /// Garbage sent to each seat while its pair was not live: accepted once the next pair is.
     public private(set) var incomingGarbage: [Int]
+    /// Garbage accepted during each seat's live pair: it lands once that pair's chain has ended.
+    public private(set) var acceptedGarbage: [Int]
     /// Every input applied to each seat's grid in the current game, in order (for replays).
     public private(set) var inputs: [[PlayerInput]]
     /// Games played to the end (draws included).
@@ -79,11 +84,12 @@ public struct LocalMatch: Sendable {
         self.options = options
         self.seats = seats
         let count = seats.count
-        grids = Array(repeating: PlayerGrid(), count: count)
+        grids = Array(repeating: PlayerGrid(rules: options.rules, speed: options.speed), count: count)
         wins = Array(repeating: 0, count: count)
         incomingGarbage = Array(repeating: 0, count: count)
+        acceptedGarbage = Array(repeating: 0, count: count)
         inputs = Array(repeating: [], count: count)
-        clocks = Array(repeating: GravityClock(speed: options.speed), count: count)
+        clocks = Array(repeating: GravityClock(speed: options.speed, rules: options.rules), count: count)
         bots = []
         queuedMoves = Array(repeating: [], count: count)
         softDrop = Array(repeating: false, count: count)
@@ -135,24 +141,34 @@ public struct LocalMatch: Sendable {
 
     private mutating func tickSeat(_ seat: Int, events: inout [Event]) {
         if grids[seat].state == .awaitingSpawn {
-            if incomingGarbage[seat] > 0 {
-                apply(.landGarbage(incomingGarbage[seat]), seat: seat, events: &events)
-                incomingGarbage[seat] = 0
+            if acceptedGarbage[seat] > 0 {
+                // Garbage accepted during the last pair lands after its chain, all at once.
+                apply(.landGarbage(acceptedGarbage[seat]), seat: seat, events: &events)
+                acceptedGarbage[seat] = 0
             }
+        }
+        if grids[seat].state == .awaitingSpawn {
             let outcome = apply(.spawn(sequence.pair(at: grids[seat].pairsSpawned)), seat: seat, events: &events)
             clocks[seat].reset()
             switch outcome {
             case .spawned(let sent), .toppedOut(let sent): sendGarbage(sent, from: seat, events: &events)
             default: preconditionFailure("a spawn in awaitingSpawn must be accepted")
             }
-            return
+            guard grids[seat].state == .live else { return }
         }
-        for move in movesThisTick(seat) where grids[seat].state == .live {
-            apply(.move(move), seat: seat, events: &events)
+        if grids[seat].state == .live {
+            for move in movesThisTick(seat) where grids[seat].state == .live {
+                apply(.move(move), seat: seat, events: &events)
+            }
+            if grids[seat].state == .live && clocks[seat].tick(softDrop: softDrop[seat]) {
+                apply(.move(.down), seat: seat, events: &events)
+            }
         }
-        if grids[seat].state == .live && clocks[seat].tick(softDrop: softDrop[seat]) {
-            apply(.move(.down), seat: seat, events: &events)
+        if grids[seat].state == .live {
+            acceptedGarbage[seat] += incomingGarbage[seat]
+            incomingGarbage[seat] = 0
         }
+        apply(.ticks(1), seat: seat, events: &events)
     }
 
     private mutating func movesThisTick(_ seat: Int) -> [Move] {
@@ -169,7 +185,12 @@ public struct LocalMatch: Sendable {
     private mutating func apply(_ input: PlayerInput, seat: Int, events: inout [Event]) -> InputOutcome {
         let outcome = grids[seat].apply(input)
         precondition(outcome.isAccepted, "the match only feeds valid inputs")
-        inputs[seat].append(input)
+        if case .ticks(let count) = input, case .ticks(let before)? = inputs[seat].last,
+           before + count <= PlayerGrid.ticksPerInputMax {
+            inputs[seat][inputs[seat].count - 1] = .ticks(before + count)
+        } else {
+            inputs[seat].append(input)
+        }
         events.append(.input(seat: seat, input, outcome))
         return outcome
     }
@@ -178,7 +199,7 @@ public struct LocalMatch: Sendable {
     private mutating func sendGarbage(_ count: Int, from sender: Int, events: inout [Event]) {
         guard count > 0 else { return }
         for seat in seats.indices where seat != sender && grids[seat].state != .toppedOut {
-            incomingGarbage[seat] += count
+            if grids[seat].state == .live { acceptedGarbage[seat] += count } else { incomingGarbage[seat] += count }
             events.append(.garbageSent(from: sender, to: seat, count: count))
         }
     }
@@ -209,10 +230,11 @@ public struct LocalMatch: Sendable {
     }
 
     private mutating func startGame(_ game: Int) {
-        grids = Array(repeating: PlayerGrid(), count: seats.count)
+        grids = Array(repeating: PlayerGrid(rules: options.rules, speed: options.speed), count: seats.count)
         incomingGarbage = Array(repeating: 0, count: seats.count)
+        acceptedGarbage = Array(repeating: 0, count: seats.count)
         inputs = Array(repeating: [], count: seats.count)
-        clocks = Array(repeating: GravityClock(speed: options.speed), count: seats.count)
+        clocks = Array(repeating: GravityClock(speed: options.speed, rules: options.rules), count: seats.count)
         queuedMoves = Array(repeating: [], count: seats.count)
         softDrop = Array(repeating: false, count: seats.count)
         sequence = LocalMatch.sequence(options: options, game: game)

@@ -45,7 +45,7 @@ public struct BoardParseError: Error, Sendable, Hashable, CustomStringConvertibl
 }
 
 extension Board {
-    /// Parses board notation: up to 12 lines of exactly 6 characters, top row first; missing top
+    /// Parses board notation: up to 15 lines (a 12-line board is rows 3–14) of exactly 6 characters, top row first; missing top
     /// rows are empty; blank lines are ignored (blank input is the empty board). Lines end in LF,
     /// CRLF or CR.
     /// Eggs may float: the board is returned as written (see ``settle()``).
@@ -88,44 +88,68 @@ extension Board {
         return cells
     }
 
-    /// The 12 rows in notation, top first.
+    /// Every row in notation (15 for `sfe`), top first.
     public var notationRows: [String] {
         (0..<Board.rowsCount).map { row in
             String((0..<Board.columnsCount).map { self[column: $0, row: row].letter })
         }
     }
 
-    /// The board in notation: 12 lines, top first, each ending in a newline.
+    /// The board in notation: every row, top first, each ending in a newline.
     public var notation: String {
         notationRows.map { $0 + "\n" }.joined()
     }
 }
 
-/// The outcome of ``resolveBoard(_:incoming:)``: the chain, the garbage it sends, the final board.
-/// (`eggs-tui resolve` prints it as SPEC §4's JSON with the one JSON encoder of the project.)
+/// The outcome of ``resolveBoard(_:incoming:rules:)``: the chain, the garbage it sends, the ticks
+/// from the lock to the next spawn and the final board. (`eggs-tui resolve` prints it as SPEC §4's
+/// JSON with the one JSON encoder of the project.)
 public struct ResolveReport: Sendable, Hashable {
+    public var rules: RuleSet
     public var chain: ChainResult
     /// Garbage eggs of the incoming count that landed.
     public var garbageLanded: Int
+    /// Ticks from the lock to the tick the next pair spawns, by the rule set's timing.
+    public var ticks: Int
     public var board: Board
+
+    /// Garbage the resolution sends (before any offsetting).
+    public var garbage: Int {
+        chain.steps.indices.reduce(0) { $0 + rules.garbage(stepIndex: $1, popped: chain.steps[$1].popped) }
+    }
 }
 
-/// Lets everything on `board` fall, resolves every chain step, then lands `incoming` garbage eggs
-/// by the placement rule (a negative count lands none).
-public func resolve(board: Board, incoming: Int) -> ResolveReport {
-    var board = board
-    board.settle()
-    let chain = board.resolveChain()
-    let landed = board.landGarbage(max(0, incoming))
-    return ResolveReport(chain: chain, garbageLanded: landed, board: board)
+/// Resolves `board` in time as it is the moment a pair locks (see ``PlayerGrid/init(lockedOnto:rules:speed:)``):
+/// everything falls, every chain step resolves, then `incoming` garbage eggs land by the placement
+/// rule (a negative count lands none) and the grid waits for the next spawn.
+public func resolve(board: Board, incoming: Int, rules: RuleSet = .sfe) -> ResolveReport {
+    var grid = PlayerGrid(lockedOnto: board, rules: rules)
+    // Every tick either moves an egg, counts a timer down or pops a group, all bounded.
+    let ticksMax = 100_000
+    var ticks = 0
+    var chain = ChainResult()
+    func settle() {
+        while grid.state == .resolving && ticks < ticksMax {
+            if case .ticked(_, let ended?) = grid.apply(.ticks(1)) { chain = ended }
+            ticks += 1
+        }
+    }
+    settle()
+    var landed = 0
+    if incoming > 0, case .garbageLanded(let count) = grid.apply(.landGarbage(incoming)) {
+        landed = count
+        settle()
+    }
+    precondition(grid.state == .awaitingSpawn, "a resolution must end")
+    return ResolveReport(rules: rules, chain: chain, garbageLanded: landed, ticks: ticks, board: grid.board)
 }
 
-/// Parses board notation and resolves it; see ``resolve(board:incoming:)``.
+/// Parses board notation and resolves it; see ``resolve(board:incoming:rules:)``.
 /// - Throws: ``BoardParseError`` naming the line and column of bad input.
 /// Input without a single row (empty or blank) is ``BoardParseError/Kind/noBoard``.
-public func resolveBoard(_ text: String, incoming: Int) throws(BoardParseError) -> ResolveReport {
+public func resolveBoard(_ text: String, incoming: Int, rules: RuleSet = .sfe) throws(BoardParseError) -> ResolveReport {
     guard text.unicodeScalars.contains(where: { !" \t\n\r".unicodeScalars.contains($0) }) else {
         throw BoardParseError(kind: .noBoard, line: 1, column: 1)
     }
-    return resolve(board: try Board(notation: text), incoming: incoming)
+    return resolve(board: try Board(notation: text), incoming: incoming, rules: rules)
 }

@@ -41,78 +41,103 @@ public enum Orientation: UInt8, CaseIterable, Sendable, Hashable {
     }
 }
 
-/// The falling pair: colours, pivot position and orientation.
+/// The falling pair: colours, orientation and position in half cells.
 ///
-/// The pivot is always inside the grid. The child may sit in the hidden row just above the top
-/// row (row −1) when the pair stands upright at the top; that row is always empty, and an egg that
-/// comes to rest there when the pair locks vanishes.
+/// `sfe` has no pivot: the pair is a 2×2 box (horizontal: left and right egg in one row;
+/// vertical: top and bottom egg in one column). The `pair`'s pivot and child only name the two
+/// eggs, and ``orientation`` says where the child sits relative to the pivot. Positions move in
+/// half cells: an egg at half offset occupies two cells for every check.
 public struct LivePair: Sendable, Hashable {
     public let pair: EggPair
-    /// The pivot's column, 0...5.
-    public internal(set) var column: Int
-    /// The pivot's row, 0 (top) ... 11.
-    public internal(set) var row: Int
     public internal(set) var orientation: Orientation
+    /// The leftmost column of the pair.
+    public internal(set) var boxColumn: Int
+    /// The top egg's position in half cells: its top is in row `topHalfRow / 2`; odd means half
+    /// offset (it also occupies the row below).
+    public internal(set) var topHalfRow: Int
 
-    /// A freshly spawned pair: horizontal in the top row, pivot in column 2, child in column 3.
+    /// A freshly spawned pair: horizontal at (2,3) and (3,3), pivot left.
     init(spawning pair: EggPair) {
         self.pair = pair
-        column = Board.spawnColumns.0
-        row = 0
         orientation = .right
+        boxColumn = Board.spawnColumns.0
+        topHalfRow = 2 * Board.spawnRow
     }
 
-    init(pair: EggPair, column: Int, row: Int, orientation: Orientation) {
+    init(pair: EggPair, orientation: Orientation, boxColumn: Int, topHalfRow: Int) {
         self.pair = pair
-        self.column = column
-        self.row = row
         self.orientation = orientation
+        self.boxColumn = boxColumn
+        self.topHalfRow = topHalfRow
     }
 
+    public var isVertical: Bool { orientation.columnOffset == 0 }
+    /// Whether the pair sits between two rows.
+    public var isAtHalfOffset: Bool { topHalfRow & 1 == 1 }
+
+    /// The pivot's column.
+    public var column: Int { boxColumn + (orientation == .left ? 1 : 0) }
+    /// The pivot's position in half cells.
+    public var halfRow: Int { topHalfRow + (orientation == .up ? 2 : 0) }
+    /// The pivot's (upper) row.
+    public var row: Int { halfRow / 2 }
     /// The child's column.
     public var childColumn: Int { column + orientation.columnOffset }
-    /// The child's row; −1 is the hidden row above the grid.
-    public var childRow: Int { row + orientation.rowOffset }
+    /// The child's position in half cells.
+    public var childHalfRow: Int { halfRow + 2 * orientation.rowOffset }
+    /// The child's (upper) row.
+    public var childRow: Int { childHalfRow / 2 }
 
-    /// Whether both eggs lie in free cells of `board` (the hidden row counts as free).
+    /// The two eggs: column, half row and colour; the left (or top) egg first.
+    public var eggs: [(column: Int, halfRow: Int, color: EggColor)] {
+        let pivot = (column: column, halfRow: halfRow, color: pair.pivot)
+        let child = (column: childColumn, halfRow: childHalfRow, color: pair.child)
+        return orientation == .right || orientation == .down ? [pivot, child] : [child, pivot]
+    }
+
+    /// Whether the egg at `halfRow` in `column` (top row `halfRow / 2`) covers `row`.
+    static func covers(halfRow: Int, row: Int) -> Bool {
+        row == halfRow / 2 || row == (halfRow + 1) / 2
+    }
+
+    /// Whether every cell of both eggs is inside the pair's rows and free on `board`.
     func fits(on board: Board) -> Bool {
-        LivePair.isFree(column: column, row: row, on: board)
-            && LivePair.isFree(column: childColumn, row: childRow, on: board)
+        for egg in eggs {
+            guard (0..<Board.columnsCount).contains(egg.column), egg.halfRow >= 2 * Board.spawnRow,
+                  (egg.halfRow + 1) / 2 < Board.rowsCount else { return false }
+            if board[column: egg.column, row: egg.halfRow / 2] != .empty { return false }
+            if board[column: egg.column, row: (egg.halfRow + 1) / 2] != .empty { return false }
+        }
+        return true
     }
 
-    static func isFree(column: Int, row: Int, on board: Board) -> Bool {
-        guard (0..<Board.columnsCount).contains(column), row < Board.rowsCount else { return false }
-        if row < 0 { return row == -1 }
-        return board.code(column: column, y: Board.rowsCount - 1 - row) == 0
+    func shifted(columns: Int, halfRows: Int) -> LivePair {
+        LivePair(pair: pair, orientation: orientation, boxColumn: boxColumn + columns, topHalfRow: topHalfRow + halfRows)
     }
 
-    func shifted(columns: Int, rows: Int) -> LivePair {
-        LivePair(pair: pair, column: column + columns, row: row + rows, orientation: orientation)
-    }
-
-    /// The pair after a shift by one column, or nil when blocked.
+    /// The pair after a shift by one column, or nil when refused.
     func moved(columns: Int, on board: Board) -> LivePair? {
-        let moved = shifted(columns: columns, rows: 0)
+        let moved = shifted(columns: columns, halfRows: 0)
         return moved.fits(on: board) ? moved : nil
     }
 
-    /// The pair one row lower, or nil when it cannot fall.
-    func fallen(on board: Board) -> LivePair? {
-        let fallen = shifted(columns: 0, rows: 1)
-        return fallen.fits(on: board) ? fallen : nil
+    /// The eggs of the pair that rest (at full offset, on the floor or a board egg), by index in ``eggs``.
+    func restingEggs(on board: Board) -> [Int] {
+        eggs.indices.filter { index in
+            let egg = eggs[index]
+            guard egg.halfRow & 1 == 0 else { return false }
+            let below = egg.halfRow / 2 + 1
+            return below >= Board.rowsCount || board[column: egg.column, row: below] != .empty
+        }
     }
 
-    /// The pair after a quarter turn, or nil when blocked.
-    ///
-    /// A turn whose child cell is blocked sideways (a wall or an egg) kicks the pair one column away
-    /// from the obstacle if the pivot's new cell is free. A turn downward onto the floor or an egg
-    /// does not kick: it does nothing. A turn upward is never blocked (the hidden row is free).
+    /// The pair after a quarter turn, or nil when refused (no pivot, no kick: the top-right cell of
+    /// the 2×2 box stays occupied). Horizontal → vertical ends in the right egg's column;
+    /// vertical → horizontal ends in the top egg's row, one column further left.
     func rotated(clockwise: Bool, on board: Board) -> LivePair? {
         let target = clockwise ? orientation.clockwise : orientation.anticlockwise
-        let turned = LivePair(pair: pair, column: column, row: row, orientation: target)
-        if turned.fits(on: board) { return turned }
-        guard target.columnOffset != 0 else { return nil }
-        let kicked = turned.shifted(columns: -target.columnOffset, rows: 0)
-        return kicked.fits(on: board) ? kicked : nil
+        let turned = LivePair(pair: pair, orientation: target, boxColumn: isVertical ? boxColumn - 1 : boxColumn + 1,
+                              topHalfRow: topHalfRow)
+        return turned.fits(on: board) ? turned : nil
     }
 }

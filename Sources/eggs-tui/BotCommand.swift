@@ -61,10 +61,15 @@ final class BotPeer {
             if !playing || wantsMore {
                 match.getReady(whenPlayers: playersWanted, settings: settings, wantsToPlay: playing)
             }
+            let chainsBefore = match.owner?.grid.chainsResolved
             match.tick(now: now)
             if playing, let grid = match.owner?.grid, grid.state == .live, match.owner?.isOut == false,
                let move = player.tick(grid: grid, next: match.ownerNextPair) {
-                if case .locked(let chain)? = match.applyLocal(move, now: now), chain.chain >= 3 { chainsOf3 += 1 }
+                match.applyLocal(move, now: now)
+            }
+            if let grid = match.owner?.grid, let before = chainsBefore, grid.chainsResolved > before,
+               (grid.lastChain?.chain ?? 0) >= 3 {
+                chainsOf3 += 1
             }
         }
         self.player = player
@@ -215,7 +220,7 @@ extension EggsCommand {
                 net.passphrase = network.effectivePassphrase
                 let logPath = count + spectators == 1 ? network.logPath(peer: id) : Self.numbered(network.logPath(peer: id), id: id, explicit: network.log != nil)
                 let options = NetPeer.Options(name: (spectator ? "watcher-" : "bot-") + id.hex.suffix(4), role: spectator ? .spectator : .player,
-                                              net: net, multicast: network.multicast, logPath: logPath)
+                                              net: net, multicast: network.multicast, logPath: logPath, rules: settings.ruleSet.name)
                 let peer: NetPeer
                 do {
                     peer = try NetPeer(options: options, group: group)

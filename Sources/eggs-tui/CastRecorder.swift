@@ -186,7 +186,7 @@ struct CastScreen {
     init(title: String) {
         self.title = title
         width = max(80, Self.panelWidth * 4)
-        height = 2 + 2 + Board.rowsCount + 3
+        height = 2 + 2 + Board.visibleRows.count + 3
     }
 
     /// The escape sequences that bring the terminal from the last frame to this one.
@@ -221,15 +221,15 @@ struct CastScreen {
             }
             put(2, "\u{1B}[1m\(name)\u{1B}[0m" + String(repeating: " ", count: max(0, 15 - name.count)) + "wins \(match.wins[id] ?? 0)")
             put(3, "┌" + String(repeating: "─", count: Board.columnsCount * 2) + "┐")
-            for row in 0..<Board.rowsCount {
+            for (shown, row) in Board.visibleRows.enumerated() {
                 var text = "│"
                 for col in 0..<Board.columnsCount { text += cell(grid.displayCell(column: col, row: row)) }
-                put(4 + row, text + "│")
+                put(4 + shown, text + "│")
             }
-            put(4 + Board.rowsCount, "└" + String(repeating: "─", count: Board.columnsCount * 2) + "┘")
+            put(4 + Board.visibleRows.count, "└" + String(repeating: "─", count: Board.columnsCount * 2) + "┘")
             let chain = grid.lastChain?.chain ?? 0
             let state = grid.state == .toppedOut ? "out" : (chain > 1 ? "\(chain)-chain!" : "")
-            put(5 + Board.rowsCount, state)
+            put(5 + Board.visibleRows.count, state)
         }
         return lines
     }

@@ -147,9 +147,9 @@ struct MatchView {
         let horizontal = String(repeating: term.unicode ? "─" : "-", count: inner)
         let corner = term.unicode ? ("┌", "┐", "└", "┘", "│") : ("+", "+", "+", "+", "|")
         term.put(y + 1, x, corner.0 + horizontal + corner.1)
-        for row in 0..<Board.rowsCount {
+        for (shown, row) in Board.visibleRows.enumerated() {
             for part in 0..<size.height {
-                let line = y + 2 + row * size.height + part
+                let line = y + 2 + shown * size.height + part
                 term.put(line, x, corner.4)
                 for column in 0..<Board.columnsCount {
                     let cell = panel.grid.displayCell(column: column, row: row)
@@ -159,7 +159,7 @@ struct MatchView {
                 term.put(line, x + 1 + inner, corner.4)
             }
         }
-        let bottom = y + 2 + Board.rowsCount * size.height
+        let bottom = y + 2 + Board.visibleRows.count * size.height
         term.put(bottom, x, corner.2 + horizontal + corner.3)
         let info = bottom + 1
         if compact {

@@ -24,6 +24,8 @@ final class NetPeer: @unchecked Sendable {
         var logPath: String
         /// Keys the log's running digest (the room's passphrase).
         var logPassphrase: String? = nil
+        /// The rule set named in the log header.
+        var rules = RuleSet.sfe.name
     }
 
     let id: PeerID
@@ -55,7 +57,7 @@ final class NetPeer: @unchecked Sendable {
         var generator = SystemRandomNumberGenerator()
         match = MatchPeer(config: MatchPeerConfig(id: id, name: options.name, role: options.role, voteSeed: generator.next()))
         log = try LogFile(path: options.logPath, sealed: true, passphrase: options.logPassphrase ?? options.net.passphrase)
-        log.write(MessageLog.header(peer: id, room: options.net.room))
+        log.write(MessageLog.header(peer: id, room: options.net.room, rules: options.rules))
         host = try PeerHost(config: options.net, options: options.multicast, group: group) { [unowned self] event, core, now in
             self.received(event, core: core, now: now)
         }

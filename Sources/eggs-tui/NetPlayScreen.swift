@@ -139,10 +139,10 @@ final class NetPlayScreen: Screen {
         let ownMoved = peer.withMatch { match, now -> Bool in
             // A spectator votes ready by itself once two players are in the room.
             if spectator { match.getReady(whenPlayers: 2, settings: settings, wantsToPlay: false) }
-            let before = match.owner.map { ($0.game, $0.inputsMade) }
+            let before = match.owner.map { ($0.game, $0.inputsMade, $0.grid.ticksPlayed) }
             if !heldUp { match.tick(now: now) }
-            let after = match.owner.map { ($0.game, $0.inputsMade) }
-            return before?.0 != after?.0 || before?.1 != after?.1
+            let after = match.owner.map { ($0.game, $0.inputsMade, $0.grid.ticksPlayed) }
+            return before?.0 != after?.0 || before?.1 != after?.1 || before?.2 != after?.2
         }
         // Remote moves wake the loop and redraw at once (WakePipe); otherwise only the own grid's
         // changes, events and a refresh twice a second (link figures) need a frame.

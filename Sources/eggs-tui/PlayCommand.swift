@@ -23,7 +23,14 @@ struct MatchSettingsOptions: ParsableArguments {
     @Option(name: .customLong("best-of"), help: "Games per match: 1, 3, 5 or 7.")
     var bestOf: Int = 1
 
+    @Option(help: "The rule set (\(RuleSet.names)); written in the log header.")
+    var rules: String = "sfe"
+
+    /// The rule set `--rules` names (validated).
+    var ruleSet: RuleSet { RuleSet.named(rules) ?? .sfe }
+
     func validate() throws {
+        guard RuleSet.named(rules) != nil else { throw ValidationError("unknown rule set '\(rules)' (known: \(RuleSet.names))") }
         guard GravityClock.speedsSupported.contains(speed) else { throw ValidationError("--speed must be from 0 to 9") }
         guard EggPair.colorsSupported.contains(colors) else { throw ValidationError("--colors must be 4, 5 or 6") }
         guard [1, 3, 5, 7].contains(bestOf) else { throw ValidationError("--best-of must be 1, 3, 5 or 7") }
@@ -87,7 +94,8 @@ extension EggsCommand {
             if practice {
                 var generator = SystemRandomNumberGenerator()
                 let options = LocalMatch.Options(
-                    seed: seed ?? generator.next(), colors: settings.colors, speed: settings.speed, bestOf: settings.bestOf)
+                    seed: seed ?? generator.next(), colors: settings.colors, speed: settings.speed, bestOf: settings.bestOf,
+                    rules: settings.ruleSet)
                 let term = try Terminal(noColor: noColor)
                 defer { term.restore() }
                 let screen = PracticeScreen(name: playerName, level: level, options: options, keys: keyMap, unicode: term.unicode)
@@ -106,7 +114,7 @@ extension EggsCommand {
             net.passphrase = network.effectivePassphrase
             let options = NetPeer.Options(
                 name: playerName, role: spectate ? .spectator : .player, net: net,
-                multicast: network.multicast, logPath: network.logPath(peer: id))
+                multicast: network.multicast, logPath: network.logPath(peer: id), rules: settings.ruleSet.name)
             let peer: NetPeer
             do {
                 peer = try NetPeer(options: options, group: group, wake: WakePipe(), trace: InputTrace.fromEnvironment())

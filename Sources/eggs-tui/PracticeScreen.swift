@@ -92,7 +92,7 @@ final class PracticeScreen: Screen {
     /// Keeps the match's tally and reacts to the end of a game or of the match.
     private func note(_ event: LocalMatch.Event) {
         switch event {
-        case .input(let seat, _, .locked(let chain)):
+        case .input(let seat, _, .ticked(_, let chain?)):
             lastChains[seat] = chain.chain
             tally[seat].pairsPlaced += 1
             tally[seat].largestChain = max(tally[seat].largestChain, chain.chain)
@@ -161,7 +161,7 @@ final class PracticeScreen: Screen {
                 grid: grids[seat],
                 next: finalGrids == nil ? [match.nextPair(seat: seat)] : [],
                 wins: match.wins[seat],
-                incomingGarbage: finalGrids == nil ? match.incomingGarbage[seat] : 0,
+                incomingGarbage: finalGrids == nil ? match.incomingGarbage[seat] + match.acceptedGarbage[seat] : 0,
                 chain: lastChains[seat],
                 status: grids[seat].state == .toppedOut ? "out" : (seat == 0 ? "you" : ""),
                 isLocal: seat == 0,

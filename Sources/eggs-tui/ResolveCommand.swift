@@ -11,10 +11,12 @@ extension EggsCommand {
         static let configuration = CommandConfiguration(
             abstract: "Resolve a board's chain and print it as JSON.",
             discussion: """
-                Reads a board (FILE or standard input): up to 12 lines of exactly 6 characters, \
-                top row first (LF, CRLF or CR line endings), '.' empty, R B Y P G O eggs, '#' garbage. \
-                Empty input is an error ("no board"). Lets everything fall, \
-                resolves every chain step, lands --incoming garbage eggs, and prints one JSON object.
+                Reads a board (FILE or standard input) as it is the moment a pair locks: up to 15 \
+                lines of exactly 6 characters (sfe; a 12-line board is rows 3-14), top row first \
+                (LF, CRLF or CR line endings), '.' empty, R B Y P G O eggs, '#' garbage. Empty input \
+                is an error ("no board"). Lets everything fall and resolves every chain step in time, \
+                lands --incoming garbage eggs, and prints one JSON object with the ticks from the \
+                lock to the next spawn and every row of the rule set.
                 """
         )
 
@@ -22,35 +24,37 @@ extension EggsCommand {
         @Option(parsing: .unconditional, help: "Garbage eggs to land after the chain (0 to 1000).")
         var incoming: Int = 0
 
-        @Option(help: "The rule set (only 'sfe').")
+        @Option(help: "The rule set (\(RuleSet.names)).")
         var rules: String = "sfe"
 
         @Argument(help: "The board file (default: standard input).")
         var file: String?
 
         func validate() throws {
-            guard rules == "sfe" else { throw ValidationError("unknown rule set '\(rules)' (known: sfe)") }
+            guard RuleSet.named(rules) != nil else { throw ValidationError("unknown rule set '\(rules)' (known: \(RuleSet.names))") }
             guard (0...1_000).contains(incoming) else { throw ValidationError("--incoming must be from 0 to 1000, not \(incoming)") }
         }
 
         func run() throws {
             let text = try readInput()
             do {
-                let report = try resolveBoard(text, incoming: incoming)
+                let report = try resolveBoard(text, incoming: incoming, rules: RuleSet.named(rules) ?? .sfe)
                 FileHandleOutput.stdout(Self.json(report).spacedSerialized)
             } catch {
                 throw CommandFailure.badInput("\(file ?? "stdin"): \(error)")
             }
         }
 
-        /// SPEC §4's object, from the one JSON encoder: chain, steps, garbage, board.
+        /// SPEC §4's object, from the one JSON encoder: rules, chain, steps, garbage, ticks, board.
         static func json(_ report: ResolveReport) -> JSONValue {
             .object([
+                ("rules", .string(report.rules.name)),
                 ("chain", .int(Int64(report.chain.chain))),
                 ("steps", .array(report.chain.steps.map {
                     .object([("popped", .int(Int64($0.popped))), ("garbageCleared", .int(Int64($0.garbageCleared)))])
                 })),
-                ("garbage", .int(Int64(report.chain.garbage))),
+                ("garbage", .int(Int64(report.garbage))),
+                ("ticks", .int(Int64(report.ticks))),
                 ("board", .array(report.board.notationRows.map { .string($0) })),
             ])
         }

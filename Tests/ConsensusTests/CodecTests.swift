@@ -11,7 +11,7 @@ let sampleMessages: [MatchMessage] = [
     .startProposal(match: 3, settings: MatchSettings(speed: 9, colors: 6, gamesPerMatch: 7), wantsToPlay: true),
     .startProposal(match: 0, settings: .default, wantsToPlay: false),
     .inputs(game: 2, items: [.spawn, .move(.left), .move(.right), .move(.rotateCW), .move(.rotateCCW), .move(.down),
-                             .move(.hardDrop), .landGarbage(0), .landGarbage(72)]),
+                             .move(.hardDrop), .landGarbage(0), .landGarbage(90), .ticks(1), .ticks(3_600)]),
     .checkpoint(game: 1, pairs: 17, hash: 0xdead_beef_0000_0001),
     .gameOverVote(game: 5, winner: PeerID(0xffff_ffff_ffff_ffff)),
     .gameOverVote(game: 5, winner: nil),
@@ -67,6 +67,15 @@ struct CodecTests {
         let bad = MatchMessage.startProposal(match: 0, settings: MatchSettings(speed: 10, colors: 4, gamesPerMatch: 3), wantsToPlay: true)
         #expect(MatchMessage.decode(bad.encoded()) == nil)
         #expect(MatchMessage(json: bad.json) == nil)
+    }
+
+    @Test("tick counts outside 1...3600 and garbage over a whole grid are rejected on the wire and in JSON")
+    func streamItemRange() {
+        for item in [StreamInput.ticks(0), .ticks(3_601), .landGarbage(91)] {
+            let bad = MatchMessage.inputs(game: 1, items: [.spawn, item])
+            #expect(MatchMessage.decode(bad.encoded()) == nil, "\(item)")
+            #expect(MatchMessage(json: bad.json) == nil, "\(item)")
+        }
     }
 
     @Test("a malformed payload is counted and ignored by a peer")

@@ -124,6 +124,13 @@ struct LogIntegrityTests {
         #expect(damagedLine(String(sealedLines(recordedLog)[0].prefix(30))) == 1, "a cut-off header is no header")
     }
 
+    @Test("a header naming a rule set this build does not play is damage at line 1")
+    func unknownRules() {
+        let header = MessageLog.header(peer: bob, room: "eggs", rules: "nope")
+        #expect(damagedLine(MessageLog.sealed([header] + Array(recordedLog.dropFirst()))) == 1)
+        #expect(damagedLine(MessageLog.sealed(recordedLog)) == nil)
+    }
+
     @Test("every line duplicated, lines reversed, two logs interleaved: damage at the first bad line")
     func reorderedLogs() {
         let lines = sealedLines(recordedLog)

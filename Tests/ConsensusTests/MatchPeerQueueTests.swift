@@ -195,7 +195,8 @@ struct MatchPeerQueueTests {
         }
         room.now = room.now.adding(nanoseconds: 600 * 16_666_667)
         #expect(queued.max()! <= 32 + 8, "the queue stops growing at the backpressure mark (+ one tick's sends): \(queued.max()!)")
-        #expect(peer.isSendBackpressured && peer.stats.backpressureHolds > 500)
+        // (Idle ticks go out every few ticks, so the mark is reached later than once a message a tick.)
+        #expect(peer.isSendBackpressured && peer.stats.backpressureHolds > 300, "holds: \(peer.stats.backpressureHolds)")
         #expect(peer.owner!.grid.pairsSpawned - spawnedBefore < 10, "the grid held still")
         // Everything queued is still there, in order: the peek is what the poll returns.
         var drained = 0

@@ -6,12 +6,12 @@ struct NotationTests {
     @Test("notation round-trips and missing top rows are empty")
     func roundTrip() throws {
         let board = try Board(notation: "\nRB#...\n\nYPGO..\n")
-        #expect(board.notationRows.count == 12)
+        #expect(board.notationRows.count == 15)
         #expect(board.notationRows.suffix(2) == ["RB#...", "YPGO.."])
-        #expect(board.notationRows.prefix(10).allSatisfy { $0 == "......" })
+        #expect(board.notationRows.prefix(13).allSatisfy { $0 == "......" })
         #expect(try Board(notation: board.notation) == board)
-        #expect(board[column: 2, row: 10] == .garbage)
-        #expect(board[column: 3, row: 11] == .egg(.orange))
+        #expect(board[column: 2, row: 13] == .garbage)
+        #expect(board[column: 3, row: 14] == .egg(.orange))
     }
 
     /// The report as SPEC §4 lists it: chain, (popped, garbageCleared) per step, garbage, rows.
@@ -23,20 +23,20 @@ struct NotationTests {
     @Test("resolve of the SPEC example: two steps, 8 garbage, an empty board")
     func specExampleJSON() throws {
         let report = try resolveBoard(".B....\nRBB.#.\nRRRBB.\n", incoming: 0)
-        #expect(fields(report) == (2, [[4, 0], [5, 1]], 8, Array(repeating: "......", count: 12)))
+        #expect(fields(report) == (2, [[4, 0], [5, 1]], 8, Array(repeating: "......", count: 15)))
     }
 
     @Test("resolve with no pop and incoming garbage lands the garbage")
     func incomingGarbageJSON() throws {
         let report = try resolveBoard("R.....\n......\nBY....", incoming: 3)
         #expect(report.garbageLanded == 3)
-        #expect(fields(report) == (0, [], 0, Array(repeating: "......", count: 10) + ["R.....", "BY.###"]))
+        #expect(fields(report) == (0, [], 0, Array(repeating: "......", count: 13) + ["R.....", "BY.###"]))
     }
 
     @Test("resolve of a single pop lands garbage after the chain")
     func popThenGarbageJSON() throws {
         let report = try resolveBoard("GGGG..", incoming: 1)
-        #expect(fields(report) == (1, [[4, 0]], 1, Array(repeating: "......", count: 11) + [".....#"]))
+        #expect(fields(report) == (1, [[4, 0]], 1, Array(repeating: "......", count: 14) + [".....#"]))
     }
 
     @Test("a row that is too short or too long names its line and column")
@@ -60,12 +60,12 @@ struct NotationTests {
             == "line 1, column 3: unknown character 'x'; use . R B Y P G O #")
     }
 
-    @Test("a thirteenth row is an error on its line, blank lines counted but ignored")
+    @Test("a sixteenth row is an error on its line, blank lines counted but ignored")
     func tooManyRows() {
         let text = Array(repeating: "......", count: 6).joined(separator: "\n") + "\n\n"
-            + Array(repeating: "......", count: 7).joined(separator: "\n")
-        #expect(throws: BoardParseError(kind: .tooManyRows, line: 14, column: 1)) { try Board(notation: text) }
-        let twelve = Array(repeating: "R.B.Y.", count: 12).joined(separator: "\n")
-        #expect(throws: Never.self) { try Board(notation: twelve) }
+            + Array(repeating: "......", count: 10).joined(separator: "\n")
+        #expect(throws: BoardParseError(kind: .tooManyRows, line: 17, column: 1)) { try Board(notation: text) }
+        let fifteen = Array(repeating: "R.B.Y.", count: 15).joined(separator: "\n")
+        #expect(throws: Never.self) { try Board(notation: fifteen) }
     }
 }

@@ -2,38 +2,59 @@ import EggTestSupport
 import Testing
 @testable import EggGame
 
-/// One recorded game: every input in order and the grid's hash after every pair settled.
+/// One recorded game: every input in order (idle ticks merged), the grid's hash before every
+/// spawn (the pair settled) and after every tick.
 struct RecordedGame {
     var inputs: [PlayerInput] = []
     var hashesAfterPairs: [UInt64] = []
+    var hashesAfterTicks: [UInt64] = []
     var finalHash: UInt64 = 0
+    var speed = 0
+    var startingHeight = 0
 }
 
-/// Plays one seeded game on the owner side (gravity clock, random moves or a bot, random garbage).
+/// Plays one seeded game on the owner side, tick by tick as LocalMatch and MatchPeer do: spawn
+/// when settled (after landing random garbage), random moves or a bot, soft drop, then the tick.
 func recordGame(seed: UInt64, pairsMax: Int) -> RecordedGame {
     var rng = Xoshiro256StarStar(seed: seed)
     let sequence = EggSequence(seed: seed, colors: 4 + rng.nextInt(below: 3))
-    var clock = GravityClock(speed: rng.nextInt(below: 10))
-    var bot: BotPlayer? = seed % 4 == 0 ? BotPlayer(level: .medium, seed: seed) : nil
-    var grid = PlayerGrid()
     var record = RecordedGame()
+    record.speed = 5 + rng.nextInt(below: 5)
+    var clock = GravityClock(speed: record.speed)
+    var bot: BotPlayer? = seed % 4 == 0 ? BotPlayer(level: .medium, seed: seed) : nil
+    record.startingHeight = rng.nextInt(below: 4)
+    var grid = PlayerGrid(startingHeight: record.startingHeight, speed: record.speed)
     func apply(_ input: PlayerInput) {
         let outcome = grid.apply(input)
         precondition(outcome.isAccepted, "seed \(seed): owner fed an invalid input \(input)")
-        record.inputs.append(input)
-        if case .locked = outcome { record.hashesAfterPairs.append(grid.stableHash) }
-    }
-    for _ in 0..<(pairsMax * 2_000) where grid.state != .toppedOut && grid.pairsSpawned <= pairsMax {
-        if grid.state == .awaitingSpawn {
-            if rng.nextInt(below: 3) == 0 { apply(.landGarbage(rng.nextInt(below: 9))) }
-            apply(.spawn(sequence.pair(at: grid.pairsSpawned)))
-            clock.reset()
-            continue
+        if case .ticks = input {
+            record.hashesAfterTicks.append(grid.stableHash)
+            if case .ticks(let before)? = record.inputs.last {
+                record.inputs[record.inputs.count - 1] = .ticks(before + 1)
+                return
+            }
         }
-        if let move = bot != nil ? bot!.tick(grid: grid, next: sequence.pair(at: grid.pairsSpawned)) : randomMove(&rng) {
+        record.inputs.append(input)
+    }
+    var landedThisPair = false
+    for _ in 0..<(pairsMax * 3_000) where grid.state != .toppedOut && grid.pairsSpawned <= pairsMax {
+        if grid.state == .awaitingSpawn {
+            if !landedThisPair && rng.nextInt(below: 3) == 0 {
+                landedThisPair = true
+                apply(.landGarbage(rng.nextInt(below: 9)))
+            }
+            if grid.state == .awaitingSpawn {
+                record.hashesAfterPairs.append(grid.stableHash)
+                apply(.spawn(sequence.pair(at: grid.pairsSpawned)))
+                landedThisPair = false
+                clock.reset()
+            }
+        }
+        if grid.state == .live, let move = bot != nil ? bot!.tick(grid: grid, next: sequence.pair(at: grid.pairsSpawned)) : randomMove(&rng) {
             apply(.move(move))
         }
-        if grid.state == .live && clock.tick(softDrop: rng.nextInt(below: 4) == 0) { apply(.move(.down)) }
+        if grid.state == .live && clock.tick(softDrop: rng.nextInt(below: 2) == 0) { apply(.move(.down)) }
+        if grid.state == .live || grid.state == .resolving { apply(.ticks(1)) }
     }
     record.finalHash = grid.stableHash
     return record
@@ -53,28 +74,36 @@ func randomMove(_ rng: inout Xoshiro256StarStar) -> Move? {
 
 @Suite("replication: a mirror rebuilt from inputs only")
 struct ReplayPropertyTests {
-    @Test("a grid rebuilt from the recorded inputs matches the owner's hash after every pair (200 seeds)", .tags(.slow), .slowTier)
+    @Test("a grid rebuilt from the recorded inputs matches the owner's hash after every pair and every tick (60 seeds)", .tags(.slow), .slowTier)
     func mirrorMatchesOwner() {
         var pairsTotal = 0, chainsTotal = 0
-        for seed in UInt64(1)...200 {
-            let record = recordGame(seed: seed, pairsMax: 60)
-            var mirror = PlayerGrid()
-            var hashes: [UInt64] = []
+        for seed in UInt64(1)...60 {
+            let record = recordGame(seed: seed, pairsMax: 40)
+            var mirror = PlayerGrid(startingHeight: record.startingHeight, speed: record.speed)
+            var pairHashes: [UInt64] = [], tickHashes: [UInt64] = []
             for input in record.inputs {
-                let outcome = mirror.apply(input)
-                #expect(outcome.isAccepted, "seed \(seed): mirror rejected \(input)")
-                if case .locked(let chain) = outcome {
-                    hashes.append(mirror.stableHash)
-                    if chain.chain > 0 { chainsTotal += 1 }
+                if case .spawn = input { pairHashes.append(mirror.stableHash) }
+                // Merged ticks are applied one at a time here, to compare after every tick.
+                let singles: [PlayerInput] = if case .ticks(let count) = input { Array(repeating: .ticks(1), count: count) } else { [input] }
+                for single in singles {
+                    let outcome = mirror.apply(single)
+                    #expect(outcome.isAccepted, "seed \(seed): mirror rejected \(single)")
+                    if case .ticks = single { tickHashes.append(mirror.stableHash) }
+                    if case .ticked(_, let chain?) = outcome, chain.chain > 0 { chainsTotal += 1 }
                 }
             }
-            #expect(hashes == record.hashesAfterPairs, "seed \(seed): hashes diverged")
+            #expect(pairHashes == record.hashesAfterPairs, "seed \(seed): hashes diverged")
+            #expect(tickHashes == record.hashesAfterTicks, "seed \(seed): tick hashes diverged")
             #expect(mirror.stableHash == record.finalHash, "seed \(seed): final hash differs")
-            pairsTotal += hashes.count
+            // The merged tick counts, applied as they are, reach the same state.
+            var merged = PlayerGrid(startingHeight: record.startingHeight, speed: record.speed)
+            for input in record.inputs { merged.apply(input) }
+            #expect(merged.stableHash == record.finalHash, "seed \(seed): merged ticks differ")
+            pairsTotal += pairHashes.count
         }
         print("replayed \(pairsTotal) pairs, \(chainsTotal) with pops")
-        #expect(pairsTotal > 2_000)
-        #expect(chainsTotal > 50)
+        #expect(pairsTotal > 600)
+        #expect(chainsTotal > 20)
     }
 
     @Test("the stable hash is pinned and changes with any input")

@@ -8,7 +8,10 @@ struct CommandLineTests {
     func resolvePrintsJSON() throws {
         let result = try Harness.run(["resolve"], stdin: "B.....\nRB....\nRRB...\nRBB...\n")
         #expect(result.status == 0)
-        #expect(result.stdout.hasPrefix(#"{"chain": 2, "steps": [{"popped": 4, "garbageCleared": 0}, {"popped": 5, "garbageCleared": 0}], "garbage": 8, "board": ["#))
+        // Nothing floats, so the R group pops at once (tick 1) for 13 ticks; the Bs above fall in
+        // passes of 2 ticks, the last lands on tick 26, lands for 15 and pops on tick 41 for 13:
+        // the resolution ends on tick 54 and the next pair spawns on tick 55.
+        #expect(result.stdout.hasPrefix(#"{"rules": "sfe", "chain": 2, "steps": [{"popped": 4, "garbageCleared": 0}, {"popped": 5, "garbageCleared": 0}], "garbage": 8, "ticks": 55, "board": ["#))
         #expect(result.stderr.isEmpty)
     }
 
@@ -17,6 +20,16 @@ struct CommandLineTests {
         let result = try Harness.run(["resolve", "--incoming", "3"], stdin: "......\n")
         #expect(result.status == 0)
         #expect(result.stdout.contains(#""......", "...###"]"#))
+    }
+
+    @Test("resolve --rules names the rule set; an unknown one is bad usage")
+    func resolveRules() throws {
+        let result = try Harness.run(["resolve", "--rules", "sfe"], stdin: "RRRR..\n")
+        #expect(result.status == 0)
+        #expect(result.stdout.contains(#""rules": "sfe""#))
+        let unknown = try Harness.run(["resolve", "--rules", "nope"], stdin: "RRRR..\n")
+        #expect(unknown.status == 2)
+        #expect(unknown.stderr.contains("unknown rule set 'nope'"))
     }
 
     @Test("a bad board exits 2 naming the line and column")
@@ -30,10 +43,12 @@ struct CommandLineTests {
 
     @Test("too many rows and a wrong width are bad input")
     func resolveTooManyRows() throws {
-        let rows = String(repeating: "......\n", count: 13)
+        let rows = String(repeating: "......\n", count: 16)
         let tooMany = try Harness.run(["resolve"], stdin: rows)
         #expect(tooMany.status == 2)
-        #expect(tooMany.stderr.contains("line 13"))
+        #expect(tooMany.stderr.contains("line 16"))
+        let fifteen = try Harness.run(["resolve"], stdin: String(repeating: "......\n", count: 15))
+        #expect(fifteen.status == 0)
         let narrow = try Harness.run(["resolve"], stdin: "....\n")
         #expect(narrow.status == 2)
         #expect(narrow.stderr.contains("line 1"))
