@@ -28,6 +28,9 @@ public struct MatchPeer: Sendable {
     public internal(set) var nextGame: UInt32 = 0
     public internal(set) var match: MatchState?
     var startVotes: [UInt32: OneShotVote<StartVote>] = [:]
+    /// The room's settings and ready marks (`RoomLobby.swift`), and this peer's start timers.
+    var room = RoomLobby()
+    var lobbyTimers = LobbyTimers()
     var rounds: [UInt32: EggRounds] = [:]
     /// Stream items for the game after the current one, delivered early.
     var futureItems: [PeerID: [StreamItem]] = [:]
@@ -228,6 +231,7 @@ public struct MatchPeer: Sendable {
         let snapshot = makeSnapshot(viewID: newView.id)
         snapshotAtInstall = snapshot
         if syncedMembers.max() == config.id { send(.snapshot(snapshot)) }
+        noteWatchers(unsynced)
         resendVotesAfterReset()
     }
 
@@ -236,6 +240,7 @@ public struct MatchPeer: Sendable {
         let members = newView.members
         for gone in newView.departed where match?.players.contains(gone) == true { match!.out.insert(gone) }
         lobby = lobby.filter { members.contains($0.key) }
+        room.keepMembers(members)
         for key in startVotes.keys.sorted() { startVotes[key]!.install(members: members, reset: false) }
         for game in rounds.keys.sorted() {
             let decided = rounds[game]!.install(members: members, resetPending: false)
@@ -295,6 +300,8 @@ public struct MatchPeer: Sendable {
         nextGame = 0
         match = nil
         startVotes = [:]
+        room = RoomLobby()
+        lobbyTimers = LobbyTimers()
         rounds = [:]
         futureItems = [:]
         futureGameOver = [:]
@@ -309,7 +316,8 @@ public struct MatchPeer: Sendable {
         let entries = lobby.keys.sorted().prefix(Snapshot.lobbyEntriesMax).map { peer in
             LobbyEntry(peer: peer, name: lobby[peer]!.name, role: lobby[peer]!.role)
         }
-        var snapshot = Snapshot(view: viewID, matchRound: matchRound, nextGame: nextGame, lobby: Array(entries), match: nil)
+        var snapshot = Snapshot(view: viewID, matchRound: matchRound, nextGame: nextGame, lobby: Array(entries), match: nil,
+                                room: room.snapshot(match: matchRound))
         if let m = match {
             snapshot.match = MatchSnapshot(
                 settings: m.settings, players: m.players, wins: m.players.map { m.wins[$0] ?? 0 }, game: m.game,
@@ -330,6 +338,7 @@ public struct MatchPeer: Sendable {
         for entry in snapshot.lobby { lobby[entry.peer] = Hello(name: entry.name, role: entry.role) }
         matchRound = snapshot.matchRound
         nextGame = snapshot.nextGame
+        if let r = snapshot.room { room = RoomLobby(r, match: matchRound) }
         if let m = snapshot.match {
             var state = MatchState(settings: m.settings, players: m.players,
                                    wins: Dictionary(uniqueKeysWithValues: zip(m.players, m.wins)),
@@ -347,6 +356,9 @@ public struct MatchPeer: Sendable {
         voteAhead()
         if let vote = myStart[matchRound] {
             send(.startProposal(match: matchRound, settings: vote.settings, wantsToPlay: vote.wantsToPlay))
+        } else if match == nil, !(room.goSenders[matchRound] ?? []).isEmpty {
+            // The start was under way when this peer joined: it votes like everyone else.
+            voteStartFromMark()
         }
         let pending = buffered
         buffered = []
@@ -394,6 +406,10 @@ public struct MatchPeer: Sendable {
             if snapshot.view == view?.id { syncedMembers = Set(view!.members) }
         case .leave:
             break
+        case .roomSettings, .ready, .unready, .go:
+            receiveLobby(message, from: from)
+        case .grids(let game, let pictures):
+            receivePictures(game: game, pictures: pictures)
         }
         processDecisions()
     }
