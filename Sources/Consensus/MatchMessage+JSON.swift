@@ -35,9 +35,11 @@ extension MatchMessage {
             return .object([("type", .string("settings")), ("version", .int(Int64(version))),
                             ("speed", .int(Int64(s.speed))), ("colors", .int(Int64(s.colors))),
                             ("games", .int(Int64(s.gamesPerMatch)))])
-        case .ready(let match, let key, let play):
+        case .ready(let match, let key, let s, let play):
             return .object([("type", .string("ready")), ("match", .int(Int64(match))),
-                            ("version", .int(Int64(key.version))), ("author", .string(key.author.hex)), ("play", .bool(play))])
+                            ("version", .int(Int64(key.version))), ("author", .string(key.author.hex)),
+                            ("speed", .int(Int64(s.speed))), ("colors", .int(Int64(s.colors))),
+                            ("games", .int(Int64(s.gamesPerMatch))), ("play", .bool(play))])
         case .unready(let match):
             return .object([("type", .string("unready")), ("match", .int(Int64(match)))])
         case .go(let match):
@@ -164,8 +166,10 @@ extension MatchMessage {
             self = .roomSettings(version: version, settings: settings)
         case "ready":
             guard let match = u32("match"), let version = u32("version"),
-                  let author = parseHex16(json["author"]?.stringValue), let play = json["play"]?.boolValue else { return nil }
-            self = .ready(match: match, key: SettingsKey(version: version, author: PeerID(author)), wantsToPlay: play)
+                  let author = parseHex16(json["author"]?.stringValue), let settings = Self.parseSettings(json),
+                  let play = json["play"]?.boolValue else { return nil }
+            self = .ready(match: match, key: SettingsKey(version: version, author: PeerID(author)), settings: settings,
+                          wantsToPlay: play)
         case "unready":
             guard let match = u32("match") else { return nil }
             self = .unready(match: match)

@@ -51,11 +51,12 @@ extension MatchMessage {
             w.u8(Tag.roomSettings.rawValue)
             w.varint(UInt64(version))
             Self.write(settings, to: &w)
-        case .ready(let match, let key, let wantsToPlay):
+        case .ready(let match, let key, let settings, let wantsToPlay):
             w.u8(Tag.ready.rawValue)
             w.varint(UInt64(match))
             w.varint(UInt64(key.version))
             w.fixed64(key.author.raw)
+            Self.write(settings, to: &w)
             w.u8(wantsToPlay ? 1 : 0)
         case .unready(let match):
             w.u8(Tag.unready.rawValue)
@@ -115,9 +116,9 @@ extension MatchMessage {
             message = .roomSettings(version: UInt32(version), settings: settings)
         case .ready:
             guard let match = r.varint(max: UInt64(UInt32.max)), let version = r.varint(max: UInt64(UInt32.max)),
-                  let author = r.fixed64(), let play = r.u8(), play <= 1 else { return nil }
+                  let author = r.fixed64(), let settings = readSettings(&r), let play = r.u8(), play <= 1 else { return nil }
             message = .ready(match: UInt32(match), key: SettingsKey(version: UInt32(version), author: PeerID(author)),
-                             wantsToPlay: play == 1)
+                             settings: settings, wantsToPlay: play == 1)
         case .unready:
             guard let match = r.varint(max: UInt64(UInt32.max)) else { return nil }
             message = .unready(match: UInt32(match))

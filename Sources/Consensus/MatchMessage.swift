@@ -200,10 +200,12 @@ public enum MatchMessage: Hashable, Sendable {
     case snapshot(Snapshot)
     case leave
     /// A player sets the room's match settings: version `version` of the settings register,
-    /// written by the sender (see `RoomLobby`).
+    /// written by the sender (see `RoomLobby`). Version 0 is a player's offer on joining a room
+    /// nobody has set yet (the highest-ID offer applies until a player changes the settings).
     case roomSettings(version: UInt32, settings: MatchSettings)
-    /// The sender is ready for start round `match` with the room settings `key`.
-    case ready(match: UInt32, key: SettingsKey, wantsToPlay: Bool)
+    /// The sender is ready for start round `match` with the room's settings `settings`, version
+    /// `key` of the register as the sender had it.
+    case ready(match: UInt32, key: SettingsKey, settings: MatchSettings, wantsToPlay: Bool)
     /// The sender is no longer ready in start round `match`.
     case unready(match: UInt32)
     /// The sender's start trigger fired in start round `match`: every member votes now.
@@ -239,12 +241,12 @@ public enum MatchMessage: Hashable, Sendable {
             }
         case .snapshot(let s):
             return s.isValid
-        case .roomSettings(_, let settings):
+        case .roomSettings(_, let settings), .ready(_, _, let settings, _):
             return settings.isValid
         case .grids(_, let pictures):
             return (1...Self.playersMax).contains(pictures.count) && pictures.allSatisfy(\.isValid)
                 && Set(pictures.map(\.player)).count == pictures.count
-        case .checkpoint, .gameOverVote, .clock, .leave, .ready, .unready, .go:
+        case .checkpoint, .gameOverVote, .clock, .leave, .unready, .go:
             return true
         }
     }

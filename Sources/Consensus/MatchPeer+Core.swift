@@ -31,6 +31,8 @@ public struct MatchPeer: Sendable {
     /// The room's settings and ready marks (`RoomLobby.swift`), and this peer's start timers.
     var room = RoomLobby()
     var lobbyTimers = LobbyTimers()
+    /// Settings this player offers the room when it gets the room's state (`offerSettings`).
+    var offeredSettings: MatchSettings?
     var rounds: [UInt32: EggRounds] = [:]
     /// Stream items for the game after the current one, delivered early.
     var futureItems: [PeerID: [StreamItem]] = [:]
@@ -215,6 +217,7 @@ public struct MatchPeer: Sendable {
                     send(.snapshot(makeSnapshot(viewID: newView.id)))
                 }
                 send(.hello(Hello(name: config.name, role: config.role)))
+                sendOffer()
                 voteAhead()
                 if let vote = myStart[matchRound] {
                     send(.startProposal(match: matchRound, settings: vote.settings, wantsToPlay: vote.wantsToPlay))
@@ -353,6 +356,7 @@ public struct MatchPeer: Sendable {
         emit(.synced(fromSnapshot: true))
         emit(.lobbyChanged)
         send(.hello(Hello(name: config.name, role: config.role)))
+        sendOffer()
         voteAhead()
         if let vote = myStart[matchRound] {
             send(.startProposal(match: matchRound, settings: vote.settings, wantsToPlay: vote.wantsToPlay))

@@ -31,8 +31,8 @@ extension MatchPeer {
     /// The room's match settings (the settings register's value).
     public var roomSettings: MatchSettings { room.settings }
 
-    /// Who wrote the room's settings (`nil`: nobody changed the defaults yet).
-    public var roomSettingsAuthor: PeerID? { room.key.version == 0 ? nil : room.key.author }
+    /// Who wrote (or offered) the room's settings (`nil`: nobody, the defaults apply).
+    public var roomSettingsAuthor: PeerID? { room.key == .initial ? nil : room.key.author }
 
     /// Members ready in the open start round on the room's settings (mark or start vote), with
     /// whether each wants to play.
@@ -60,11 +60,29 @@ extension MatchPeer {
         send(.roomSettings(version: room.key.version + 1, settings: settings))
     }
 
+    /// Offers `settings` as the room's if nobody has set the room's yet: sent (as version 0 of the
+    /// register) as soon as this peer has the room's state, and only if the room's settings are
+    /// still the defaults nobody offered; the highest-ID offer applies. A peer joining a room
+    /// whose settings were offered or set takes them.
+    public mutating func offerSettings(_ settings: MatchSettings) {
+        defer { checkInvariants() }
+        guard settings.isValid, config.role == .player else { return }
+        offeredSettings = settings
+        if isSynced { sendOffer() }
+    }
+
+    /// Sends this peer's offer, once, if the room's settings are still nobody's.
+    mutating func sendOffer() {
+        guard let offer = offeredSettings, room.key == .initial, match == nil else { return }
+        offeredSettings = nil
+        send(.roomSettings(version: 0, settings: offer))
+    }
+
     /// Marks this peer ready on the room's current settings (a spectator is ready to watch).
     public mutating func markReady(wantsToPlay: Bool = true, now: NetTime) {
         defer { checkInvariants() }
         guard isSynced, match == nil, myStart[matchRound] == nil else { return }
-        send(.ready(match: matchRound, key: room.key, wantsToPlay: wantsToPlay && config.role == .player))
+        send(.ready(match: matchRound, key: room.key, settings: room.settings, wantsToPlay: wantsToPlay && config.role == .player))
         afterInput(now: now)
     }
 
@@ -153,12 +171,12 @@ extension MatchPeer {
                 return
             }
             if room.write(version: version, settings: settings, author: from) { emit(.lobbyChanged) }
-        case .ready(let round, let key, let wants):
+        case .ready(let round, let key, let settings, let wants):
             guard round == matchRound || round == matchRound &+ 1 else {
                 stats.ignoredMessages += 1
                 return
             }
-            room.marks[from] = ReadyMark(match: round, key: key, wantsToPlay: wants && lobby[from]?.role == .player)
+            room.marks[from] = ReadyMark(match: round, key: key, settings: settings, wantsToPlay: wants && lobby[from]?.role == .player)
             emit(.lobbyChanged)
         case .unready(let round):
             guard round == matchRound || round == matchRound &+ 1 else {

@@ -45,6 +45,7 @@ public struct RoomSnapshot: Hashable, Sendable {
 struct ReadyMark: Hashable, Sendable {
     var match: UInt32
     var key: SettingsKey
+    var settings: MatchSettings
     var wantsToPlay: Bool
 }
 
@@ -53,9 +54,11 @@ struct ReadyMark: Hashable, Sendable {
 /// - **Settings** are a last-writer-wins register: a player writes version n + 1 of the version n
 ///   it has; the highest ``SettingsKey`` delivered applies. Every peer that delivered the same
 ///   writes holds the same settings, whatever the interleaving.
-/// - **Ready marks** name the start round and the settings key they were given on. A mark counts
-///   only on the current key in the open round, so any settings change clears every mark, and a
-///   new round (a match started) starts with none. Each member's latest mark replaces its earlier
+/// - **Ready marks** name the start round and the settings (version and content) they were given
+///   on. A mark counts only in the open round, on the register's current version and content, so
+///   any settings change clears every mark (two players writing the same version at once with the
+///   same content, e.g. equal offers, clear nothing), and a new round (a match started) starts
+///   with none. Each member's latest mark replaces its earlier
 ///   one (a member's stream is delivered in order), so un-ready is just a newer mark.
 /// - **Start**: the decision is the one-shot start vote of `MatchPeer` (decided when every member
 ///   voted). A ready player's peer triggers it (``MatchPeer/lobbyTick(now:)``): when every player
@@ -84,7 +87,8 @@ struct RoomLobby: Sendable, Hashable {
 
     /// The members ready in round `match` on the current settings, with whether each wants to play.
     func current(match: UInt32) -> [PeerID: Bool] {
-        marks.filter { $0.value.match == match && $0.value.key == key }.mapValues(\.wantsToPlay)
+        marks.filter { $0.value.match == match && $0.value.key.version == key.version && $0.value.settings == settings }
+            .mapValues(\.wantsToPlay)
     }
 
     mutating func keepMembers(_ members: [PeerID]) {
@@ -101,7 +105,9 @@ struct RoomLobby: Sendable, Hashable {
     init(_ snapshot: RoomSnapshot, match: UInt32) {
         settings = snapshot.settings
         key = snapshot.key
-        for (peer, wants) in snapshot.marks { marks[peer] = ReadyMark(match: match, key: key, wantsToPlay: wants) }
+        for (peer, wants) in snapshot.marks {
+            marks[peer] = ReadyMark(match: match, key: key, settings: settings, wantsToPlay: wants)
+        }
         if let leader = snapshot.goLeader { goSenders[match] = [leader] }
     }
 }

@@ -14,8 +14,6 @@ final class NetPlayScreen: Screen {
     private let spectator: Bool
     private var settings: MatchSettings
     private var practiceLevel: BotLevel = .medium
-    /// Whether this peer's own settings were offered to the room (once, on joining it).
-    private var proposedOnce = false
     private var confirmingQuit = false
     private var banner: String?
     private var bannerTicks = 0
@@ -29,6 +27,8 @@ final class NetPlayScreen: Screen {
     /// own grid does not fall meanwhile, and moves are ignored).
     private var finalGame: FinishedGame?
     private var gameBanner: [String]?
+    /// The number of the game whose final boards are held (a next match may start meanwhile).
+    private var finalGameNumber = 0
     private var holdUntil: UInt64 = 0
     static let holdNanoseconds: UInt64 = 3_000_000_000
     /// The last match's results: shown once the banner is gone, until a key.
@@ -54,6 +54,9 @@ final class NetPlayScreen: Screen {
         self.settings = settings
         self.keys = keys
         self.glyphs = Glyphs(unicode: unicode)
+        // The settings given on the command line (or in the config file) are offered to the
+        // room: they apply if nobody has set the room's yet (the highest-ID offer wins).
+        if !spectator { peer.withMatch { match, _ in match.offerSettings(settings) } }
     }
 
     /// The game needs ticks while a match runs (gravity); the lobby only needs a look now and then,
@@ -152,15 +155,6 @@ final class NetPlayScreen: Screen {
             // waits for every member's start vote; in a room of people the spectator's vote
             // neither starts nor delays anything, see `RoomLobby`).
             if spectator { match.getReady(whenPlayers: 2, settings: settings, wantsToPlay: false) }
-            // The settings given on the command line (or in the config file) become the room's if
-            // this peer founds the room (alone in it when it first has the room's state); a peer
-            // joining a room takes the room's settings.
-            if !spectator, !proposedOnce, match.isSynced, let view = match.view, match.match == nil {
-                proposedOnce = true
-                if view.members == [peer.id], match.roomSettingsAuthor == nil, settings != match.roomSettings {
-                    match.changeSettings(settings)
-                }
-            }
             if match.match == nil { match.lobbyTick(now: now) }
             let before = match.owner.map { ($0.game, $0.inputsMade) }
             if !heldUp { match.tick(now: now) }
@@ -238,6 +232,7 @@ final class NetPlayScreen: Screen {
             tally[id] = entry
         }
         let number = gamesInMatch
+        finalGameNumber = number
         let out = finished.mirrors.filter { $0.value.isToppedOut }.keys.sorted().map(displayName)
         let who = out.isEmpty ? "" : (out.count == 1 ? "\(out[0]) topped out: " : "\(out.joined(separator: " and ")) topped out: ")
         let result = winner.map { $0 == peer.id ? "you win game \(number)!" : "\(displayName($0)) wins game \(number)." }
@@ -318,7 +313,7 @@ final class NetPlayScreen: Screen {
             let count = max(2, final.mirrors.count)
             if !MatchView.fits(count: count, columns: term.columns, rows: term.rows),
                GameLoop.drawTooSmall(on: term, columns: min(count, 2) * MatchView.fullWidth, rows: MatchView.minimumRows) { return }
-            term.put(0, 0, "eggs — room \(room) — game \(gamesInMatch) over", bold: true)
+            term.put(0, 0, "eggs — room \(room) — game \(finalGameNumber) over", bold: true)
             var order = final.mirrors.keys.sorted()
             if let me = order.firstIndex(of: peer.id) { order.insert(order.remove(at: me), at: 0) }
             let panels = order.map { id -> PlayerPanel in

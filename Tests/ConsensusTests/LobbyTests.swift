@@ -176,6 +176,48 @@ struct LobbyTests {
         for id in players { #expect(h.peers[id]!.match == nil && !h.peers[id]!.isStarting) }
     }
 
+    @Test("players offer their settings: the highest-ID offer applies, equal offers keep ready marks, a joiner takes the room's")
+    func offers() {
+        let h = VSHarness(seed: 18)
+        let ids = [PeerID(0x1000_0000_0001), PeerID(0x2000_0000_0002), PeerID(0x3000_0000_0003)]
+        for id in ids { h.peers[id] = h.makePeer(id) }
+        let slow = MatchSettings(speed: 1, colors: 4, gamesPerMatch: 3)
+        // Offered before anyone has the room's state: sent with the hello.
+        h.peers[ids[0]]!.offerSettings(Self.fast)
+        h.peers[ids[1]]!.offerSettings(Self.fast)
+        h.members = []
+        h.installView(members: Array(ids.prefix(2)), joining: Array(ids.prefix(2)))
+        // Alice gets ready on her own offer before bob's equal one reaches her: her mark stays.
+        while let payload = h.queues[ids[0]]![ids[0]]?.first {
+            h.queues[ids[0]]![ids[0]]!.removeFirst()
+            h.deliveredInView[ids[0], default: [:]][ids[0], default: 0] += 1
+            h.handle(ids[0], .delivered(Delivery(from: ids[0], seq: 0, payload: payload)))
+        }
+        #expect(h.peers[ids[0]]!.roomSettingsAuthor == ids[0])
+        ready(h, ids[0])
+        h.deliverAll(to: Array(ids.prefix(2)))
+        for id in ids.prefix(2) {
+            #expect(h.peers[id]!.roomSettings == Self.fast)
+            #expect(h.peers[id]!.roomSettingsAuthor == ids[1])
+            #expect(h.peers[id]!.readyMarks.keys.sorted() == [ids[0]])
+        }
+        // A joiner with other settings takes the room's.
+        h.peers[ids[2]] = h.makePeer(ids[2])
+        h.peers[ids[2]]!.offerSettings(slow)
+        h.installView(members: ids, joining: [ids[2]])
+        h.deliverAll(to: ids)
+        for id in ids { #expect(h.peers[id]!.roomSettings == Self.fast) }
+        // Two different fresh offers: the higher ID's applies everywhere.
+        let g = VSHarness(seed: 19)
+        for id in ids.prefix(2) { g.peers[id] = g.makePeer(id) }
+        g.peers[ids[0]]!.offerSettings(Self.fast)
+        g.peers[ids[1]]!.offerSettings(slow)
+        g.members = []
+        g.installView(members: Array(ids.prefix(2)), joining: Array(ids.prefix(2)))
+        g.deliverAll(to: Array(ids.prefix(2)))
+        for id in ids.prefix(2) { #expect(g.peers[id]!.roomSettings == slow) }
+    }
+
     @Test("a peer joining the lobby gets the room's settings and ready marks from the snapshot")
     func joinerSeesLobby() {
         let h = VSHarness(seed: 17)
@@ -205,7 +247,7 @@ struct LobbyTests {
         let key = SettingsKey(version: 7, author: PeerID(0xABCD))
         let room = RoomSnapshot(settings: Self.fast, key: key, marks: [PeerID(1): true, PeerID(2): false], goLeader: PeerID(2))
         let messages: [MatchMessage] = [
-            .roomSettings(version: 3, settings: Self.fast), .ready(match: 4, key: key, wantsToPlay: true),
+            .roomSettings(version: 3, settings: Self.fast), .ready(match: 4, key: key, settings: Self.fast, wantsToPlay: true),
             .unready(match: 4), .go(match: 9),
             .snapshot(Snapshot(view: 5, matchRound: 1, nextGame: 2, lobby: [], match: nil, room: room)),
         ]

@@ -265,7 +265,8 @@ struct GameScreenTests {
             command: "\(Harness.binary) play --interface 127.0.0.1 --port \(port) --room fit-\(port) --name narrow; echo EXIT=$?; sleep 60",
             width: 80, height: 24, environment: ["XDG_STATE_HOME": state])
         defer { session.close() }
-        let screen = try #require(session.waitFor("narrow (you)"), "the lobby does not list this peer: \(session.screen())")
+        // The settings its flags offer (best of 1) become the room's as soon as it has the room.
+        let screen = try #require(session.waitFor("best of 1"), "the lobby does not show the offered settings: \(session.screen())")
         let text = Self.joined(screen)
         for phrase in ["(l: level)", "best of 1", "r: ready", "b: practice", "narrow (you)", "rtt/loss"] {
             #expect(text.contains(phrase), "the lobby lacks '\(phrase)': \(screen)")
