@@ -96,8 +96,11 @@ struct RoomLobby: Sendable, Hashable {
     }
 
     /// The state as a snapshot carries it (round `match`).
+    /// At most ``Snapshot/lobbyEntriesMax`` marks, the lowest IDs' (a snapshot stays one datagram).
     func snapshot(match: UInt32) -> RoomSnapshot {
-        RoomSnapshot(settings: settings, key: key, marks: current(match: match), goLeader: goSenders[match]?.max())
+        let marks = current(match: match).sorted { $0.key < $1.key }.prefix(Snapshot.lobbyEntriesMax)
+        return RoomSnapshot(settings: settings, key: key, marks: Dictionary(uniqueKeysWithValues: Array(marks)),
+                            goLeader: goSenders[match]?.max())
     }
 
     init() {}

@@ -63,6 +63,7 @@ struct LateJoinGridsTests {
         h.installView(members: ids + [joiner], joining: [joiner])
         h.deliverAll(to: ids + [joiner])
         let before = try #require(h.peers[joiner]!.match?.pictures)
+        #expect(before[ids[1]].map { $0.pairs > 0 } == true, "no picture of a game under way: \(before)")
         let game = h.peers[joiner]!.match!.game
         let dropped = h.peers[joiner]!.stats.invalidDropped
         h.queues[joiner]![ids[0], default: []].append(MatchMessage.grids(game: game, pictures: [badCell]).encoded())
