@@ -45,10 +45,11 @@ extension MatchPeer {
     /// Whether this peer's own ready mark is current (on the room's settings, this round).
     public var isMarkedReady: Bool { room.current(match: matchRound)[config.id] != nil }
 
-    /// Whether the start of the coming match is under way (this peer voted or a `go` arrived):
-    /// settings and marks no longer change it.
+    /// Whether the start of the coming match is under way (a `go` of the open round arrived):
+    /// settings and marks no longer change it. (A start vote alone, like a spectator's or a
+    /// bot's, starts nothing.)
     public var isStarting: Bool {
-        match == nil && (myStart[matchRound] != nil || !(room.goSenders[matchRound] ?? []).isEmpty)
+        match == nil && !(room.goSenders[matchRound] ?? []).isEmpty
     }
 
     /// A player changes the room's settings (before the start). Spectators cannot; ignored while
@@ -123,7 +124,7 @@ extension MatchPeer {
     }
 
     mutating func runLobbyTimers(now: NetTime) {
-        guard isSynced, match == nil, myStart[matchRound] == nil, (room.goSenders[matchRound] ?? []).isEmpty else {
+        guard isSynced, match == nil, (room.goSenders[matchRound] ?? []).isEmpty else {
             lobbyTimers = LobbyTimers()
             return
         }
@@ -141,8 +142,10 @@ extension MatchPeer {
         } else if lobbyTimers.firstReadySince == nil {
             lobbyTimers.firstReadySince = now
         }
-        // Only a ready player's peer fires (spectators and players not ready never start it).
-        guard config.role == .player, room.current(match: matchRound)[config.id] != nil, playing >= 2 else { return }
+        // Only a ready player's peer that has not voted fires (spectators and players not ready
+        // never start it; every peer shows the countdown).
+        guard myStart[matchRound] == nil, config.role == .player, room.current(match: matchRound)[config.id] != nil,
+              playing >= 2 else { return }
         let allReadyDue = lobbyTimers.allReadySince.map { now.nanoseconds(since: $0) >= config.startCountdownNanoseconds } ?? false
         let firstReadyDue = lobbyTimers.firstReadySince.map { now.nanoseconds(since: $0) >= config.startAfterFirstReadyNanoseconds } ?? false
         guard allReadyDue || firstReadyDue else { return }

@@ -93,8 +93,15 @@ struct LobbyTests {
         let h = VSHarness(seed: 12)
         let (players, spectators) = lobbyRoom(h, players: 2, spectators: 1)
         let all = players + spectators
+        // The spectator votes by itself at once (as the terminal's does): that starts nothing,
+        // and its settings do not apply.
+        h.peers[spectators[0]]!.setReady(settings: MatchSettings(speed: 0, colors: 6, gamesPerMatch: 7), wantsToPlay: false)
+        h.drainOutputs(spectators[0])
         change(h, players[0], Self.fast)
         h.deliverAll(to: all)
+        run(h, seconds: 1)
+        #expect(started(h).isEmpty)
+        for id in all { #expect(h.peers[id]!.lobbyCountdown(now: h.now) == nil) }
         ready(h, players[0])
         ready(h, players[1])
         run(h, seconds: 1)
