@@ -19,7 +19,17 @@ protocol BoardActivity {
     var queuedGarbage: Int { get }
 }
 
-/// ``BoardActivity`` from a grid as it reports itself today.
+/// ``BoardActivity`` from a grid as it reports itself today. With the timed grid of the rules
+/// branch (`activity(column:row:)`, `chainStep`, `chainSteps`) the three members become:
+///
+///     func isPopping(column: Int, row: Int) -> Bool {
+///         if case .popping = grid.activity(column: column, row: row) { return true }
+///         return false
+///     }
+///     var chainStep: Int { grid.chainStep > 0 ? grid.chainStep : lastChain }
+///     var chainGarbage: Int {
+///         grid.chainStep > 0 ? ChainResult(steps: grid.chainSteps).garbage : (lastChain > 1 ? grid.garbagePending : 0)
+///     }
 struct GridActivity: BoardActivity {
     var grid: PlayerGrid
     var queuedGarbage: Int
