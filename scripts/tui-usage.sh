@@ -27,7 +27,7 @@ start b
 sleep 3
 tmux -L "$sock" send-keys -t a r
 tmux -L "$sock" send-keys -t b r
-sleep 2
+sleep 5   # the lobby's 3-s countdown runs first
 tmux -L "$sock" capture-pane -p -t a | grep -q "game 1" || { echo "tui-usage: no match started" >&2; exit 1; }
 echo "running match (two players, speed 0, gravity only):"
 python3 scripts/proc-sample.py --interval 5 "$SECONDS_" "$(cat "$dir/a.pid")" | tail -n 1

@@ -32,6 +32,25 @@ extension MatchMessage {
             return Self.json(s)
         case .leave:
             return .object([("type", .string("leave"))])
+        case .roomSettings(let version, let s):
+            return .object([("type", .string("settings")), ("version", .int(Int64(version))),
+                            ("speed", .int(Int64(s.speed))), ("colors", .int(Int64(s.colors))),
+                            ("games", .int(Int64(s.gamesPerMatch)))])
+        case .ready(let match, let key, let s, let play):
+            return .object([("type", .string("ready")), ("match", .int(Int64(match))),
+                            ("version", .int(Int64(key.version))), ("author", .string(key.author.hex)),
+                            ("speed", .int(Int64(s.speed))), ("colors", .int(Int64(s.colors))),
+                            ("games", .int(Int64(s.gamesPerMatch))), ("play", .bool(play))])
+        case .unready(let match):
+            return .object([("type", .string("unready")), ("match", .int(Int64(match)))])
+        case .go(let match):
+            return .object([("type", .string("go")), ("match", .int(Int64(match)))])
+        case .grids(let game, let pictures):
+            return .object([("type", .string("grids")), ("game", .int(Int64(game))),
+                            ("grids", .array(pictures.map {
+                                .object([("player", .string($0.player.hex)), ("pairs", .int(Int64($0.pairs))),
+                                         ("cells", .string($0.digits))])
+                            }))])
         }
     }
 
@@ -74,6 +93,17 @@ extension MatchMessage {
             ])))
         } else {
             pairs.append(("match", .null))
+        }
+        if let room = s.room {
+            pairs.append(("room", .object([
+                ("speed", .int(Int64(room.settings.speed))), ("colors", .int(Int64(room.settings.colors))),
+                ("games", .int(Int64(room.settings.gamesPerMatch))), ("version", .int(Int64(room.key.version))),
+                ("author", .string(room.key.author.hex)),
+                ("ready", .array(room.marks.sorted { $0.key < $1.key }.map {
+                    .object([("peer", .string($0.key.hex)), ("play", .bool($0.value))])
+                })),
+                ("go", room.goLeader.map { .string($0.hex) } ?? .null),
+            ])))
         }
         return .object(pairs)
     }
@@ -137,6 +167,33 @@ extension MatchMessage {
             self = .snapshot(snapshot)
         case "leave":
             self = .leave
+        case "settings":
+            guard let version = u32("version"), let settings = Self.parseSettings(json) else { return nil }
+            self = .roomSettings(version: version, settings: settings)
+        case "ready":
+            guard let match = u32("match"), let version = u32("version"),
+                  let author = parseHex16(json["author"]?.stringValue), let settings = Self.parseSettings(json),
+                  let play = json["play"]?.boolValue else { return nil }
+            self = .ready(match: match, key: SettingsKey(version: version, author: PeerID(author)), settings: settings,
+                          wantsToPlay: play)
+        case "unready":
+            guard let match = u32("match") else { return nil }
+            self = .unready(match: match)
+        case "go":
+            guard let match = u32("match") else { return nil }
+            self = .go(match: match)
+        case "grids":
+            guard let game = u32("game"), let raw = json["grids"]?.arrayValue, (1...Self.playersMax).contains(raw.count) else {
+                return nil
+            }
+            var pictures: [GridPicture] = []
+            for entry in raw {
+                guard let player = parseHex16(entry["player"]?.stringValue), let pairs = u32("pairs", in: entry),
+                      let digits = entry["cells"]?.stringValue, digits.count <= GridPicture.cellsCount,
+                      let cells = GridPicture.cells(digits: digits) else { return nil }
+                pictures.append(GridPicture(player: PeerID(player), pairs: pairs, cells: cells))
+            }
+            self = .grids(game: game, pictures: pictures)
         default:
             return nil
         }
@@ -148,6 +205,33 @@ extension MatchMessage {
         case "spectator": .spectator
         default: nil
         }
+    }
+
+    private static func parseSettings(_ json: JSONValue) -> MatchSettings? {
+        guard let speed = json["speed"]?.intValue, let colors = json["colors"]?.intValue, let games = json["games"]?.intValue,
+              (0...9).contains(speed), (0...9).contains(colors), (0...9).contains(games) else { return nil }
+        let settings = MatchSettings(speed: Int(speed), colors: Int(colors), gamesPerMatch: Int(games))
+        return settings.isValid ? settings : nil
+    }
+
+    private static func parseRoom(_ json: JSONValue) -> RoomSnapshot? {
+        guard let settings = parseSettings(json), let version = json["version"]?.intValue,
+              (0...Int64(UInt32.max)).contains(version), let author = parseHex16(json["author"]?.stringValue),
+              let readyRaw = json["ready"]?.arrayValue, readyRaw.count <= Snapshot.lobbyEntriesMax,
+              let go = json["go"] else { return nil }
+        var marks: [PeerID: Bool] = [:]
+        for entry in readyRaw {
+            guard let peer = parseHex16(entry["peer"]?.stringValue), let play = entry["play"]?.boolValue,
+                  marks[PeerID(peer)] == nil else { return nil }
+            marks[PeerID(peer)] = play
+        }
+        var leader: PeerID?
+        if go != .null {
+            guard let raw = parseHex16(go.stringValue) else { return nil }
+            leader = PeerID(raw)
+        }
+        return RoomSnapshot(settings: settings, key: SettingsKey(version: UInt32(version), author: PeerID(author)),
+                            marks: marks, goLeader: leader)
     }
 
     private static func parseSnapshot(_ json: JSONValue) -> Snapshot? {
@@ -163,6 +247,10 @@ extension MatchMessage {
         }
         var snapshot = Snapshot(view: UInt64(bitPattern: view), matchRound: UInt32(matchRound),
                                 nextGame: UInt32(nextGame), lobby: lobby, match: nil)
+        if let room = json["room"] {
+            guard let parsed = parseRoom(room) else { return nil }
+            snapshot.room = parsed
+        }
         guard let m = json["match"] else { return nil }
         if m == .null { return snapshot }
         let ints: (String) -> [Int]? = { key in

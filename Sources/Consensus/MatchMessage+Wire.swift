@@ -48,6 +48,37 @@ extension MatchMessage {
             Self.write(snapshot, to: &w)
         case .leave:
             w.u8(Tag.leave.rawValue)
+        case .roomSettings(let version, let settings):
+            w.u8(Tag.roomSettings.rawValue)
+            w.varint(UInt64(version))
+            Self.write(settings, to: &w)
+        case .ready(let match, let key, let settings, let wantsToPlay):
+            w.u8(Tag.ready.rawValue)
+            w.varint(UInt64(match))
+            w.varint(UInt64(key.version))
+            w.fixed64(key.author.raw)
+            Self.write(settings, to: &w)
+            w.u8(wantsToPlay ? 1 : 0)
+        case .unready(let match):
+            w.u8(Tag.unready.rawValue)
+            w.varint(UInt64(match))
+        case .go(let match):
+            w.u8(Tag.go.rawValue)
+            w.varint(UInt64(match))
+        case .grids(let game, let pictures):
+            w.u8(Tag.grids.rawValue)
+            w.varint(UInt64(game))
+            w.varint(UInt64(pictures.count))
+            for picture in pictures {
+                w.fixed64(picture.player.raw)
+                w.varint(UInt64(picture.pairs))
+                // Two cells a byte (codes 0...7).
+                for index in stride(from: 0, to: picture.cells.count, by: 2) {
+                    let high = picture.cells[index]
+                    let low = index + 1 < picture.cells.count ? picture.cells[index + 1] : 0
+                    w.u8(high << 4 | (low & 0x0F))
+                }
+            }
         }
         return w.bytes
     }
@@ -81,6 +112,34 @@ extension MatchMessage {
         case .clock:
             guard let game = r.varint(max: UInt64(UInt32.max)), let tick = r.varint(max: UInt64(UInt32.max)) else { return nil }
             message = .clock(game: UInt32(game), tick: UInt32(tick))
+        case .roomSettings:
+            guard let version = r.varint(max: UInt64(UInt32.max)), let settings = readSettings(&r) else { return nil }
+            message = .roomSettings(version: UInt32(version), settings: settings)
+        case .ready:
+            guard let match = r.varint(max: UInt64(UInt32.max)), let version = r.varint(max: UInt64(UInt32.max)),
+                  let author = r.fixed64(), let settings = readSettings(&r), let play = r.u8(), play <= 1 else { return nil }
+            message = .ready(match: UInt32(match), key: SettingsKey(version: UInt32(version), author: PeerID(author)),
+                             settings: settings, wantsToPlay: play == 1)
+        case .unready:
+            guard let match = r.varint(max: UInt64(UInt32.max)) else { return nil }
+            message = .unready(match: UInt32(match))
+        case .go:
+            guard let match = r.varint(max: UInt64(UInt32.max)) else { return nil }
+            message = .go(match: UInt32(match))
+        case .grids:
+            guard let game = r.varint(max: UInt64(UInt32.max)), let count = r.varint(max: UInt64(playersMax)) else { return nil }
+            var pictures: [GridPicture] = []
+            for _ in 0..<count {
+                guard let player = r.fixed64(), let pairs = r.varint(max: UInt64(EggRounds.roundsMax)) else { return nil }
+                var cells: [UInt8] = []
+                for _ in 0..<(GridPicture.cellsCount / 2) {
+                    guard let byte = r.u8() else { return nil }
+                    cells.append(byte >> 4)
+                    cells.append(byte & 0x0F)
+                }
+                pictures.append(GridPicture(player: PeerID(player), pairs: UInt32(pairs), cells: cells))
+            }
+            message = .grids(game: UInt32(game), pictures: pictures)
         }
         guard let message, r.isAtEnd, message.isValid else { return nil }
         return message
@@ -168,17 +227,50 @@ extension MatchMessage {
             w.string(entry.name)
             w.u8(entry.role.rawValue)
         }
-        guard let m = s.match else { w.u8(0); return }
-        w.u8(1)
-        write(m.settings, to: &w)
-        w.varint(UInt64(m.players.count))
-        for (index, player) in m.players.enumerated() {
-            w.fixed64(player.raw)
-            w.varint(UInt64(m.wins[index]))
-            w.varint(UInt64(m.pairsSpawned[index]))
+        if let m = s.match {
+            w.u8(1)
+            write(m.settings, to: &w)
+            w.varint(UInt64(m.players.count))
+            for (index, player) in m.players.enumerated() {
+                w.fixed64(player.raw)
+                w.varint(UInt64(m.wins[index]))
+                w.varint(UInt64(m.pairsSpawned[index]))
+            }
+            w.varint(UInt64(m.game))
+            w.varint(UInt64(m.frontier))
+        } else {
+            w.u8(0)
         }
-        w.varint(UInt64(m.game))
-        w.varint(UInt64(m.frontier))
+        // The room part trails the rest (a snapshot without it decodes as before).
+        guard let room = s.room else { return }
+        write(room.settings, to: &w)
+        w.varint(UInt64(room.key.version))
+        w.fixed64(room.key.author.raw)
+        w.varint(UInt64(room.marks.count))
+        for (peer, wants) in room.marks.sorted(by: { $0.key < $1.key }) {
+            w.fixed64(peer.raw)
+            w.u8(wants ? 1 : 0)
+        }
+        w.u8(room.goLeader == nil ? 0 : 1)
+        if let leader = room.goLeader { w.fixed64(leader.raw) }
+    }
+
+    private static func readRoom(_ r: inout ByteReader) -> RoomSnapshot? {
+        guard let settings = readSettings(&r), let version = r.varint(max: UInt64(UInt32.max)), let author = r.fixed64(),
+              let count = r.varint(max: UInt64(Snapshot.lobbyEntriesMax)) else { return nil }
+        var marks: [PeerID: Bool] = [:]
+        for _ in 0..<count {
+            guard let peer = r.fixed64(), let wants = r.u8(), wants <= 1, marks[PeerID(peer)] == nil else { return nil }
+            marks[PeerID(peer)] = wants == 1
+        }
+        guard let flag = r.u8(), flag <= 1 else { return nil }
+        var leader: PeerID?
+        if flag == 1 {
+            guard let raw = r.fixed64() else { return nil }
+            leader = PeerID(raw)
+        }
+        return RoomSnapshot(settings: settings, key: SettingsKey(version: UInt32(version), author: PeerID(author)),
+                            marks: marks, goLeader: leader)
     }
 
     private static func readSnapshot(_ r: inout LEB128ByteReader) -> Snapshot? {
@@ -193,7 +285,13 @@ extension MatchMessage {
         }
         var snapshot = Snapshot(view: view, matchRound: UInt32(matchRound), nextGame: UInt32(nextGame), lobby: lobby, match: nil)
         guard let flag = r.u8(), flag <= 1 else { return nil }
-        if flag == 0 { return snapshot }
+        if flag == 0 {
+            if !r.isAtEnd {
+                guard let room = readRoom(&r) else { return nil }
+                snapshot.room = room
+            }
+            return snapshot
+        }
         guard let settings = readSettings(&r), let count = r.varint(max: UInt64(playersMax)), count >= 1 else { return nil }
         var players: [PeerID] = [], wins: [Int] = [], spawned: [UInt32] = []
         for _ in 0..<count {
@@ -209,6 +307,10 @@ extension MatchMessage {
         }
         snapshot.match = MatchSnapshot(settings: settings, players: players, wins: wins, game: UInt32(game),
                                        frontier: UInt32(frontier), pairsSpawned: spawned)
+        if !r.isAtEnd {
+            guard let room = readRoom(&r) else { return nil }
+            snapshot.room = room
+        }
         return snapshot
     }
 }

@@ -74,7 +74,8 @@ public struct Hello: Hashable, Sendable {
 
     public static let nameBytesMax = 24
     /// 2: game clocks (``MatchMessage/clock(game:tick:)``) decide simultaneous top-outs.
-    public static let currentProtocol = 2
+    /// 3: the room owns the lobby (settings register, ready marks, `go`; `RoomLobby.swift`).
+    public static let currentProtocol = 3
 
     public init(name: String, role: PeerRole, protocolVersion: Int = Hello.currentProtocol, rules: String = "sfe") {
         self.name = Hello.truncated(name)
@@ -156,6 +157,9 @@ public struct Snapshot: Hashable, Sendable {
     public var nextGame: UInt32
     public var lobby: [LobbyEntry]
     public var match: MatchSnapshot?
+    /// The room's lobby: settings and ready marks of the open start round (`nil` in a snapshot
+    /// of an older peer: the defaults, nobody ready).
+    public var room: RoomSnapshot?
 
     public static let lobbyEntriesMax = 16
 
@@ -165,15 +169,17 @@ public struct Snapshot: Hashable, Sendable {
     public var isValid: Bool {
         guard lobby.count <= Snapshot.lobbyEntriesMax, Set(lobby.map(\.peer)).count == lobby.count,
               lobby.allSatisfy({ $0.name.utf8.count <= Hello.nameBytesMax }) else { return false }
-        return match?.isValid ?? true
+        return (match?.isValid ?? true) && (room?.isValid ?? true)
     }
 
-    public init(view: UInt64, matchRound: UInt32, nextGame: UInt32, lobby: [LobbyEntry], match: MatchSnapshot?) {
+    public init(view: UInt64, matchRound: UInt32, nextGame: UInt32, lobby: [LobbyEntry], match: MatchSnapshot?,
+                room: RoomSnapshot? = nil) {
         self.view = view
         self.matchRound = matchRound
         self.nextGame = nextGame
         self.lobby = lobby
         self.match = match
+        self.room = room
     }
 }
 
@@ -198,6 +204,19 @@ public enum MatchMessage: Hashable, Sendable {
     case clock(game: UInt32, tick: UInt32)
     case snapshot(Snapshot)
     case leave
+    /// A player sets the room's match settings: version `version` of the settings register,
+    /// written by the sender (see `RoomLobby`). Version 0 is a player's offer on joining a room
+    /// nobody has set yet (the highest-ID offer applies until a player changes the settings).
+    case roomSettings(version: UInt32, settings: MatchSettings)
+    /// The sender is ready for start round `match` with the room's settings `settings`, version
+    /// `key` of the register as the sender had it.
+    case ready(match: UInt32, key: SettingsKey, settings: MatchSettings, wantsToPlay: Bool)
+    /// The sender is no longer ready in start round `match`.
+    case unready(match: UInt32)
+    /// The sender's start trigger fired in start round `match`: every member votes now.
+    case go(match: UInt32)
+    /// Players' settled grids in game `game`, for peers that joined during it (``GridPicture``).
+    case grids(game: UInt32, pictures: [GridPicture])
 
     /// The wire size limit every encoded message stays under.
     public static let bytesMax = 1000
@@ -230,7 +249,12 @@ public enum MatchMessage: Hashable, Sendable {
             }
         case .snapshot(let s):
             return s.isValid
-        case .checkpoint, .gameOverVote, .clock, .leave:
+        case .roomSettings(_, let settings), .ready(_, _, let settings, _):
+            return settings.isValid
+        case .grids(_, let pictures):
+            return (1...Self.playersMax).contains(pictures.count) && pictures.allSatisfy(\.isValid)
+                && Set(pictures.map(\.player)).count == pictures.count
+        case .checkpoint, .gameOverVote, .clock, .leave, .unready, .go:
             return true
         }
     }
@@ -242,5 +266,6 @@ public enum MatchMessage: Hashable, Sendable {
 
     enum Tag: UInt8 {
         case hello = 1, votes, startProposal, inputs, checkpoint, gameOverVote, snapshot, leave, clock
+        case roomSettings = 20, ready, unready, go, grids
     }
 }

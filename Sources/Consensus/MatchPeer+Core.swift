@@ -29,6 +29,11 @@ public struct MatchPeer: Sendable {
     public internal(set) var nextGame: UInt32 = 0
     public internal(set) var match: MatchState?
     var startVotes: [UInt32: OneShotVote<StartVote>] = [:]
+    /// The room's settings and ready marks (`RoomLobby.swift`), and this peer's start timers.
+    var room = RoomLobby()
+    var lobbyTimers = LobbyTimers()
+    /// Settings this player offers the room when it gets the room's state (`offerSettings`).
+    var offeredSettings: MatchSettings?
     var rounds: [UInt32: EggRounds] = [:]
     /// Stream items for the game after the current one, delivered early.
     var futureItems: [PeerID: [StreamItem]] = [:]
@@ -207,6 +212,7 @@ public struct MatchPeer: Sendable {
                     send(.snapshot(makeSnapshot(viewID: newView.id)))
                 }
                 send(.hello(Hello(name: config.name, role: config.role)))
+                sendOffer()
                 voteAhead()
                 if let vote = myStart[matchRound] {
                     send(.startProposal(match: matchRound, settings: vote.settings, wantsToPlay: vote.wantsToPlay))
@@ -222,6 +228,7 @@ public struct MatchPeer: Sendable {
         guard !unsynced.isEmpty else { return }
         let snapshot = makeSnapshot(viewID: newView.id)
         if syncedMembers.max() == config.id { send(.snapshot(snapshot)) }
+        noteWatchers(unsynced)
         resendVotesAfterReset()
     }
 
@@ -230,6 +237,7 @@ public struct MatchPeer: Sendable {
         let members = newView.members
         for gone in newView.departed where match?.players.contains(gone) == true { match!.leftDuringGame.insert(gone) }
         lobby = lobby.filter { members.contains($0.key) }
+        room.keepMembers(members)
         for key in startVotes.keys.sorted() { startVotes[key]!.install(members: members, reset: false) }
         for game in rounds.keys.sorted() {
             let decided = rounds[game]!.install(members: members, resetPending: false)
@@ -285,6 +293,8 @@ public struct MatchPeer: Sendable {
         nextGame = 0
         match = nil
         startVotes = [:]
+        room = RoomLobby()
+        lobbyTimers = LobbyTimers()
         rounds = [:]
         futureItems = [:]
         futureGameOver = [:]
@@ -299,7 +309,8 @@ public struct MatchPeer: Sendable {
         let entries = lobby.keys.sorted().prefix(Snapshot.lobbyEntriesMax).map { peer in
             LobbyEntry(peer: peer, name: lobby[peer]!.name, role: lobby[peer]!.role)
         }
-        var snapshot = Snapshot(view: viewID, matchRound: matchRound, nextGame: nextGame, lobby: Array(entries), match: nil)
+        var snapshot = Snapshot(view: viewID, matchRound: matchRound, nextGame: nextGame, lobby: Array(entries), match: nil,
+                                room: room.snapshot(match: matchRound))
         if let m = match {
             snapshot.match = MatchSnapshot(
                 settings: m.settings, players: m.players, wins: m.players.map { m.wins[$0] ?? 0 }, game: m.game,
@@ -320,6 +331,7 @@ public struct MatchPeer: Sendable {
         for entry in snapshot.lobby { lobby[entry.peer] = Hello(name: entry.name, role: entry.role) }
         matchRound = snapshot.matchRound
         nextGame = snapshot.nextGame
+        if let r = snapshot.room { room = RoomLobby(r, match: matchRound) }
         if let m = snapshot.match {
             var state = MatchState(settings: m.settings, players: m.players,
                                    wins: Dictionary(uniqueKeysWithValues: zip(m.players, m.wins)),
@@ -334,9 +346,13 @@ public struct MatchPeer: Sendable {
         emit(.synced(fromSnapshot: true))
         emit(.lobbyChanged)
         send(.hello(Hello(name: config.name, role: config.role)))
+        sendOffer()
         voteAhead()
         if let vote = myStart[matchRound] {
             send(.startProposal(match: matchRound, settings: vote.settings, wantsToPlay: vote.wantsToPlay))
+        } else if match == nil, !(room.goSenders[matchRound] ?? []).isEmpty {
+            // The start was under way when this peer joined: it votes like everyone else.
+            voteStartFromMark()
         }
         let pending = buffered
         buffered = []
@@ -384,6 +400,10 @@ public struct MatchPeer: Sendable {
             if snapshot.view == view?.id { syncedMembers = Set(view!.members) }
         case .leave:
             break
+        case .roomSettings, .ready, .unready, .go:
+            receiveLobby(message, from: from)
+        case .grids(let game, let pictures):
+            receivePictures(game: game, pictures: pictures)
         }
         processDecisions()
     }

@@ -10,6 +10,8 @@ extension MatchPeer {
     mutating func afterInput(now: NetTime) {
         guard isSynced else { return }
         processDecisions()
+        runLobbyTimers(now: now)
+        processDecisions()
         ownerSettle(now: now)
         flushOwner()
     }
@@ -28,6 +30,7 @@ extension MatchPeer {
             }
             if match != nil {
                 drainMirrors()
+                sendPicturesIfWatched()
                 voteGameOverIfSeen()
                 if let result = match!.gameOver.result {
                     let winner = result.votes.first { $0.0 == result.winner }!.1
@@ -47,8 +50,9 @@ extension MatchPeer {
     // MARK: - Start, games, match over
 
     private mutating func startMatch(votes: [(PeerID, StartVote)], winner: PeerID) {
-        let settings = votes.first { $0.0 == winner }!.1.settings
+        let settings = startSettings(votes: votes, winner: winner)
         let players = Array(votes.filter { $0.1.wantsToPlay }.map { $0.0 }.sorted().prefix(MatchMessage.playersMax))
+        lobbyRoundDecided(matchRound)
         startVotes.removeValue(forKey: matchRound)
         myStart.removeValue(forKey: matchRound)
         matchRound &+= 1
@@ -65,6 +69,9 @@ extension MatchPeer {
     private mutating func beginGame() {
         guard var m = match, let members = view?.members else { return }
         m.mirrors = [:]
+        m.pictures = [:]
+        m.watchers = []
+        m.picturesSent = [:]
         for player in m.players {
             var mirror = PlayerMirror()
             mirror.grid = PlayerGrid(rules: m.settings.ruleSet, speed: m.settings.speed)
@@ -282,6 +289,7 @@ extension MatchPeer {
     /// and the next spawn when the pair has settled. Sends the tick's inputs as one message.
     public mutating func tick(now: NetTime, softDrop: Bool = false) {
         defer { checkInvariants() }
+        if match == nil { runLobbyTimers(now: now) }
         guard isSynced, var o = owner, !o.isOut else { return }
         guard !isSendBackpressured else {
             stats.backpressureHolds += 1

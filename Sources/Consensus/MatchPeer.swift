@@ -47,8 +47,10 @@
 /// highest-ID old member sends a ``Snapshot`` of the state as of the view's installation. The
 /// joiner buffers every delivery of the view until the snapshot arrives, adopts it, then replays the
 /// buffer. If every member of a view is new, all of them start from the empty lobby.
-/// A joiner mid-game does not mirror the game in progress (it shows "in progress" and votes
-/// "no winner observed" in its game-over round); it mirrors every following game.
+/// A joiner mid-game does not mirror the game in progress (it votes "no winner observed" in its
+/// game-over round); it mirrors every following game. It draws the game in progress from the
+/// players' settled grids the snapshot sender sends it after the snapshot and again at every
+/// spawn while it watches (`MatchPeer+Pictures.swift`).
 /// If the snapshot sender fails before delivering it and no member with state is left, the
 /// earlier joiners start from the empty lobby; a peer new in that view takes them for synced
 /// members and waits for a snapshot, so they send one (of the empty lobby) too.
@@ -77,6 +79,11 @@ public struct MatchPeerConfig: Sendable, Hashable {
     /// adds to the queue until it drains below this (``MatchPeer/isSendBackpressured``). Nothing
     /// queued is ever thrown away; votes and answers to other peers still go in.
     public var sendBackpressureAt: Int = 1_024
+    /// How long every player of the room must stay ready before this peer starts the match.
+    public var startCountdownNanoseconds: UInt64 = 3_000_000_000
+    /// How long after the first ready mark this peer starts the match with the ready players
+    /// (at least two wanting to play), whoever else is not ready.
+    public var startAfterFirstReadyNanoseconds: UInt64 = 30_000_000_000
 
     public init(id: PeerID, name: String, role: PeerRole = .player, voteSeed: UInt64) {
         self.id = id
@@ -214,6 +221,13 @@ public struct MatchState: Sendable {
     public internal(set) var gamesPlayed = 0
     /// Pairs spawned per player (from the snapshot for an unmirrored game).
     var spawnedBase: [PeerID: Int] = [:]
+    /// An unmirrored game: the players' latest settled grids as the room sent them (drawn instead
+    /// of the grids this peer cannot mirror).
+    public internal(set) var pictures: [PeerID: GridPicture] = [:]
+    /// A mirrored game: members that joined during it (they do not mirror it), and the pairs of
+    /// each player last sent to them in a picture.
+    var watchers: Set<PeerID> = []
+    var picturesSent: [PeerID: Int] = [:]
 
     func pairsSpawned(_ player: PeerID) -> Int {
         mirrors[player].map { $0.grid.pairsSpawned } ?? spawnedBase[player] ?? 0

@@ -1,4 +1,5 @@
 import EggGame
+import PeerNetUDP
 
 /// What the screen shows of one player: built by practice, network play and replay alike.
 struct PlayerPanel {
@@ -13,6 +14,8 @@ struct PlayerPanel {
     var status: String
     var isLocal: Bool
     var alert: Bool = false
+    /// The chain in time and the garbage tray (`nil`: read from `grid`, `incomingGarbage`, `chain`).
+    var activity: (any BoardActivity)? = nil
 }
 
 /// Glyphs for cells: one per colour, so the game reads without colour too.
@@ -147,14 +150,24 @@ struct MatchView {
         let horizontal = String(repeating: term.unicode ? "─" : "-", count: inner)
         let corner = term.unicode ? ("┌", "┐", "└", "┘", "│") : ("+", "+", "+", "+", "|")
         term.put(y + 1, x, corner.0 + horizontal + corner.1)
+        let activity = panel.activity ?? GridActivity(grid: panel.grid, queuedGarbage: panel.incomingGarbage, lastChain: panel.chain)
+        // The garbage tray sits on the board's top edge, one icon per column at most.
+        for (index, icon) in TrayIcon.icons(for: activity.queuedGarbage).enumerated() {
+            let glyph = icon.glyph(unicode: term.unicode)
+            let text = size.width == 1 ? glyph : glyph + String(repeating: term.unicode ? "─" : "-", count: size.width - 1)
+            term.put(y + 1, x + 1 + index * size.width, text, pair: Terminal.pairAlert, bold: true)
+        }
+        // Popping eggs flash: reversed on every other eighth of a second.
+        let flashOn = (MonotonicClock.now().nanoseconds / 125_000_000) % 2 == 0
         for (shown, row) in Board.visibleRows.enumerated() {
             for part in 0..<size.height {
                 let line = y + 2 + shown * size.height + part
                 term.put(line, x, corner.4)
                 for column in 0..<Board.columnsCount {
                     let cell = panel.grid.displayCell(column: column, row: row)
+                    let popping = cell != .empty && activity.isPopping(column: column, row: row)
                     term.put(line, x + 1 + column * size.width, cellText(cell, glyphs: glyphs, size: size, line: part),
-                             pair: Glyphs.pair(for: cell), bold: cell != .empty)
+                             pair: Glyphs.pair(for: cell), bold: cell != .empty, reverse: popping && flashOn)
                 }
                 term.put(line, x + 1 + inner, corner.4)
             }
@@ -165,9 +178,14 @@ struct MatchView {
         if compact {
             term.put(info, x, "w\(panel.wins) g\(panel.incomingGarbage)")
         } else {
-            term.put(info, x, "garbage \(panel.incomingGarbage)" + (panel.chain > 1 ? "  \(panel.chain)-chain!" : ""),
-                     pair: panel.incomingGarbage > 0 ? Terminal.pairAlert : 0)
+            term.put(info, x, "garbage \(activity.queuedGarbage)", pair: activity.queuedGarbage > 0 ? Terminal.pairAlert : 0)
             drawNext(panel.next, on: term, glyphs: glyphs, y: y + 2, x: x + inner + 3, size: size)
+            // The chain counter by the board, and the garbage the chain sends so far.
+            if activity.chainStep > 1 {
+                let row = y + 2 + (size.height == 2 ? 14 : 8)
+                term.put(row, x + inner + 3, "\(activity.chainStep)-chain!", pair: Terminal.pairAccent, bold: true)
+                if activity.chainGarbage > 0 { term.put(row + 1, x + inner + 3, "+\(activity.chainGarbage)", pair: Terminal.pairAlert, bold: true) }
+            }
         }
         term.put(info + 1, x, String(panel.status.prefix(compact ? 12 : 22)),
                  pair: panel.alert ? Terminal.pairAlert : 0, bold: panel.alert)

@@ -27,6 +27,8 @@ final class NetPlayScreen: Screen {
     /// own grid does not fall meanwhile, and moves are ignored).
     private var finalGame: FinishedGame?
     private var gameBanner: [String]?
+    /// The number of the game whose final boards are held (a next match may start meanwhile).
+    private var finalGameNumber = 0
     private var holdUntil: UInt64 = 0
     static let holdNanoseconds: UInt64 = 3_000_000_000
     /// The last match's results: shown once the banner is gone, until a key.
@@ -52,6 +54,9 @@ final class NetPlayScreen: Screen {
         self.settings = settings
         self.keys = keys
         self.glyphs = Glyphs(unicode: unicode)
+        // The settings given on the command line (or in the config file) are offered to the
+        // room: they apply if nobody has set the room's yet (the highest-ID offer wins).
+        if !spectator { peer.withMatch { match, _ in match.offerSettings(settings) } }
     }
 
     /// The game needs ticks while a match runs (gravity); the lobby only needs a look now and then,
@@ -86,9 +91,8 @@ final class NetPlayScreen: Screen {
             // key goes back to the lobby.
             self.results = nil
             if action == .quit { quit = true }
-            if action == .ready {
-                let settings = self.settings, plays = !spectator
-                peer.withMatch { match, _ in match.setReady(settings: settings, wantsToPlay: plays) }
+            if action == .ready, !spectator {
+                peer.withMatch { match, now in match.markReady(now: now) }
             }
             return
         }
@@ -111,20 +115,30 @@ final class NetPlayScreen: Screen {
         handleLobby(key: key, action: action)
     }
 
+    /// Lobby keys: ready toggles this player's ready mark; `s`, `c`, `g` change the room's
+    /// settings (for everyone, clearing every ready mark). Spectators change nothing.
     private func handleLobby(key: TerminalKey, action: KeyAction?) {
-        let ready = peer.withMatch { match, _ in match.isReady }
         if action == .ready {
-            let settings = self.settings, plays = !spectator
-            peer.withMatch { match, _ in match.setReady(settings: settings, wantsToPlay: plays) }
+            guard !spectator else { return }
+            peer.withMatch { match, now in
+                if match.isMarkedReady { match.unready(now: now) } else { match.markReady(now: now) }
+            }
             return
         }
-        guard !ready else { return }
         switch key {
-        case .character("s"): settings.speed = (settings.speed + 1) % 10
-        case .character("c"): settings.colors = settings.colors == 6 ? 4 : settings.colors + 1
-        case .character("g"):
-            let all = MatchSettings.gamesPerMatchAllowed
-            settings.gamesPerMatch = all[((all.firstIndex(of: settings.gamesPerMatch) ?? 0) + 1) % all.count]
+        case .character("s"), .character("c"), .character("g"):
+            guard !spectator else { return }
+            peer.withMatch { match, _ in
+                var settings = match.roomSettings
+                switch key {
+                case .character("s"): settings.speed = (settings.speed + 1) % 10
+                case .character("c"): settings.colors = settings.colors == 6 ? 4 : settings.colors + 1
+                default:
+                    let all = MatchSettings.gamesPerMatchAllowed
+                    settings.gamesPerMatch = all[((all.firstIndex(of: settings.gamesPerMatch) ?? 0) + 1) % all.count]
+                }
+                match.changeSettings(settings)
+            }
         case .character("l"):
             let all = BotLevel.allCases
             practiceLevel = all[((all.firstIndex(of: practiceLevel) ?? 0) + 1) % all.count]
@@ -137,8 +151,11 @@ final class NetPlayScreen: Screen {
         let spectator = self.spectator, settings = self.settings, heldUp = holding
         // The own grid changed when the tick made an input (gravity, a spawn, garbage landing).
         let ownMoved = peer.withMatch { match, now -> Bool in
-            // A spectator votes ready by itself once two players are in the room.
+            // A spectator votes ready by itself once two players are in the room (a room of bots
+            // waits for every member's start vote; in a room of people the spectator's vote
+            // neither starts nor delays anything, see `RoomLobby`).
             if spectator { match.getReady(whenPlayers: 2, settings: settings, wantsToPlay: false) }
+            if match.match == nil { match.lobbyTick(now: now) }
             let before = match.owner.map { ($0.game, $0.inputsMade, $0.grid.ticksPlayed) }
             if !heldUp { match.tick(now: now) }
             let after = match.owner.map { ($0.game, $0.inputsMade, $0.grid.ticksPlayed) }
@@ -215,6 +232,7 @@ final class NetPlayScreen: Screen {
             tally[id] = entry
         }
         let number = gamesInMatch
+        finalGameNumber = number
         let out = finished.mirrors.filter { $0.value.isToppedOut }.keys.sorted().map(displayName)
         let who = out.isEmpty ? "" : (out.count == 1 ? "\(out[0]) topped out: " : "\(out.joined(separator: " and ")) topped out: ")
         let result = winner.map { $0 == peer.id ? "you win game \(number)!" : "\(displayName($0)) wins game \(number)." }
@@ -295,7 +313,7 @@ final class NetPlayScreen: Screen {
             let count = max(2, final.mirrors.count)
             if !MatchView.fits(count: count, columns: term.columns, rows: term.rows),
                GameLoop.drawTooSmall(on: term, columns: min(count, 2) * MatchView.fullWidth, rows: MatchView.minimumRows) { return }
-            term.put(0, 0, "eggs — room \(room) — game \(gamesInMatch) over", bold: true)
+            term.put(0, 0, "eggs — room \(room) — game \(finalGameNumber) over", bold: true)
             var order = final.mirrors.keys.sorted()
             if let me = order.firstIndex(of: peer.id) { order.insert(order.remove(at: me), at: 0) }
             let panels = order.map { id -> PlayerPanel in
@@ -355,7 +373,20 @@ final class NetPlayScreen: Screen {
                 alert: desynced || !present.contains(id) || grid.state == .toppedOut)
         }
         if !state.mirrored {
-            term.put(2, 0, "A game is in progress; you will see the next one.")
+            // Joined during this game: the room sends the players' settled grids (each again when
+            // a pair spawns); this peer mirrors the next game.
+            guard !state.pictures.isEmpty else {
+                term.put(2, 0, "A game is in progress; its grids are on their way.")
+                return
+            }
+            let pictured = order.map { id -> PlayerPanel in
+                let grid = state.pictures[id]?.grid ?? PlayerGrid()
+                let gone = !present.contains(id) || state.out.contains(id)
+                return PlayerPanel(
+                    name: lobbyNames[id] ?? id.hex, grid: grid, next: [], wins: state.wins[id] ?? 0,
+                    incomingGarbage: 0, chain: 0, status: gone ? "gone" : "joined mid-game", isLocal: false, alert: gone)
+            }
+            MatchView.draw(pictured, on: term, glyphs: glyphs, top: 1)
             return
         }
         MatchView.draw(panels, on: term, glyphs: glyphs, top: 1)
@@ -378,11 +409,11 @@ final class NetPlayScreen: Screen {
         let idWidth = wide ? 16 : 8, nameWidth = wide ? 24 : 16
         term.put(3, 2, "\(pad("peer", idWidth))  \(pad("name", nameWidth))  role        ready  version  rtt/loss", bold: true)
         var row = 4
-        let ready = match.readyPeers
+        let ready = match.readyMarks
         for id in match.view?.members ?? [] {
             let hello = match.lobby[id]
             let role = hello.map { $0.role == .player ? "player" : "spectator" } ?? "?"
-            let mark = ready[id] != nil ? "ready" : "-"
+            let mark = hello?.role == .spectator ? "-" : (ready[id] == true ? "ready" : "-")
             let version = hello.map { "v\($0.protocolVersion)" } ?? "?"
             let label = (hello?.name ?? "…") + (id == peer.id ? " (you)" : "")
             let link = id == peer.id ? "" : (linkText(id) ?? "")
@@ -399,22 +430,33 @@ final class NetPlayScreen: Screen {
             row += 1
         }
         row += 1
-        // The settings that apply are the highest-ID ready peer's; shown to everyone as votes arrive.
-        var proposals = match.proposedSettings
-        if !match.isReady { proposals[peer.id] = settings }
-        if let chosen = proposals.keys.max(), let applied = proposals[chosen] {
-            let whose = chosen == peer.id ? (match.isReady ? "yours" : "yours, once you are ready") : "\(displayName(chosen))'s"
-            row = putWrapped(row, "match settings: speed \(applied.speed)  colours \(applied.colors)  best of \(applied.gamesPerMatch)  (\(whose): the highest-ID ready peer's apply)", on: term)
+        // The room's settings: the same on every peer, whoever changed them last.
+        let applied = match.roomSettings
+        let whose = match.roomSettingsAuthor.map { "set by \(displayName($0))" } ?? "defaults"
+        row = putWrapped(row, "match settings (the room's): speed \(applied.speed)  colours \(applied.colors)  best of \(applied.gamesPerMatch)  (\(whose))", on: term)
+        let now = MonotonicClock.now()
+        let readyCount = match.readyMarks.values.filter { $0 }.count
+        switch match.lobbyCountdown(now: now) {
+        case .starting?:
+            row = putWrapped(row, "Starting the match…", on: term, bold: true)
+        case .allReady(let left)?:
+            row = putWrapped(row, "Everyone is ready: the match starts in \(Self.seconds(left))", on: term, bold: true)
+        case .firstReady(let left)? where readyCount >= 2:
+            row = putWrapped(row, "\(readyCount) players ready: the match starts in \(Self.seconds(left)) with the ready players, or when everyone is ready", on: term)
+        default:
+            row = putWrapped(row, "The match starts 3 s after every player is ready, or 30 s after the first ready once two are.", on: term)
         }
-        if !match.isReady && proposals.keys.max() != peer.id {
-            row = putWrapped(row, "your proposal: speed \(settings.speed)  colours \(settings.colors)  best of \(settings.gamesPerMatch)", on: term)
-        }
-        if match.isReady {
-            _ = putWrapped(row, "You are ready. The match starts when every peer in the room is ready.", on: term, bold: true)
+        if spectator {
+            _ = putWrapped(row, "You are watching: the next match is shown when it starts.", on: term)
         } else {
-            _ = putWrapped(row, "\(keys.label(.ready)): ready   s: speed   c: colours   g: games   b: practice vs a local \(practiceLevel.rawValue) bot (l: level)", on: term)
+            let readyHint = match.isMarkedReady ? "not ready" : "ready"
+            _ = putWrapped(row, "\(keys.label(.ready)): \(readyHint)   s: speed   c: colours   g: games   b: practice vs a local \(practiceLevel.rawValue) bot (l: level)", on: term,
+                           bold: match.isMarkedReady)
         }
     }
+
+    /// "3 s": whole seconds left, rounded up.
+    static func seconds(_ nanoseconds: UInt64) -> String { "\((nanoseconds + 999_999_999) / 1_000_000_000) s" }
 
     /// Writes `text` from `row`, indented by 2, word-wrapped to the terminal; returns the next row.
     private func putWrapped(_ row: Int, _ text: String, on term: Terminal, bold: Bool = false) -> Int {

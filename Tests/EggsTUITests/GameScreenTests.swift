@@ -266,7 +266,8 @@ struct GameScreenTests {
             command: "\(Harness.binary) play --interface 127.0.0.1 --port \(port) --room fit-\(port) --name narrow; echo EXIT=$?; sleep 60",
             width: 80, height: 24, environment: ["XDG_STATE_HOME": state])
         defer { session.close() }
-        let screen = try #require(session.waitFor("narrow (you)"), "the lobby does not list this peer: \(session.screen())")
+        // The settings its flags offer (best of 1) become the room's as soon as it has the room.
+        let screen = try #require(session.waitFor("best of 1"), "the lobby does not show the offered settings: \(session.screen())")
         let text = Self.joined(screen)
         for phrase in ["(l: level)", "best of 1", "r: ready", "b: practice", "narrow (you)", "rtt/loss"] {
             #expect(text.contains(phrase), "the lobby lacks '\(phrase)': \(screen)")
@@ -275,31 +276,54 @@ struct GameScreenTests {
         #expect(session.waitFor("EXIT=0") != nil)
     }
 
-    @Test("the lobby shows everyone which settings the match will use: the highest-ID ready peer's")
-    func lobbyShowsAppliedSettings() throws {
+    @Test("the room's lobby: a setting changed by one is shown to both and clears ready marks; the countdown runs when both are ready, un-ready cancels it")
+    func roomLobby() throws {
         let port = TestPorts.next()
-        let state = try Harness.temporaryDirectory("lobby-settings")
+        let state = try Harness.temporaryDirectory("lobby-room")
         defer { try? FileManager.default.removeItem(atPath: state) }
         let common = "play --interface 127.0.0.1 --port \(port) --room set-\(port)"
         let alice = try TmuxSession(
             command: "\(Harness.binary) \(common) --name alice --id a1 --speed 2; echo EXIT=$?; sleep 60",
             environment: ["XDG_STATE_HOME": state])
         defer { alice.close() }
+        #expect(alice.waitFor("speed 2  colours 4  best of 1  (set by you)") != nil, "alice's lobby: \(alice.screen())")
         let bob = try TmuxSession(
             command: "\(Harness.binary) \(common) --name bob --id b2 --speed 7 --best-of 3; echo EXIT=$?; sleep 60",
             environment: ["XDG_STATE_HOME": state])
         defer { bob.close() }
         #expect(alice.waitFor("bob") != nil, "alice's lobby never listed bob: \(alice.screen())")
-        #expect(bob.waitFor("alice") != nil, "bob's lobby never listed alice: \(bob.screen())")
-        bob.send("r")
-        #expect(alice.waitFor("match settings: speed 7  colours 4  best of 3  (bob's") != nil, "alice's lobby: \(alice.screen())")
-        #expect(alice.waitFor("your proposal: speed 2") != nil, "alice's lobby: \(alice.screen())")
+        // Bob joined a room whose settings alice set: he sees hers, not his own flags.
+        #expect(bob.waitFor("speed 2  colours 4  best of 1  (set by alice)") != nil, "bob's lobby: \(bob.screen())")
+        // Bob changes the speed: both show it at once, as his.
+        bob.send("s")
+        #expect(alice.waitFor("speed 3  colours 4  best of 1  (set by bob)") != nil, "alice's lobby: \(alice.screen())")
+        #expect(bob.waitFor("speed 3  colours 4  best of 1  (set by you)") != nil, "bob's lobby: \(bob.screen())")
+        // Alice gets ready; bob's change of the games clears her mark.
         alice.send("r")
-        #expect(alice.waitFor("speed 7") != nil && alice.waitFor("best of 3") != nil, "alice's match: \(alice.screen())")
+        #expect(alice.waitFor("r: not ready") != nil, "alice's lobby: \(alice.screen())")
+        #expect(bob.waitForLine(matching: #"alice +player +ready"#) != nil, "bob's lobby: \(bob.screen())")
+        bob.send("g")
+        #expect(alice.waitFor("best of 3  (set by bob)") != nil, "alice's lobby: \(alice.screen())")
+        #expect(alice.waitFor("r: ready ") != nil, "alice is still marked ready: \(alice.screen())")
+        // Both ready: the countdown shows on both; alice un-readies within it and nothing starts.
+        alice.send("r")
+        #expect(alice.waitFor("r: not ready") != nil, "alice's lobby: \(alice.screen())")
+        bob.send("r")
+        #expect(alice.waitFor("Everyone is ready: the match starts in") != nil, "alice's lobby: \(alice.screen())")
+        alice.send("r")
+        #expect(bob.waitFor("The match starts 3 s after every player is ready") != nil, "bob's countdown ran on: \(bob.screen())")
+        #expect(bob.waitFor("game 1", seconds: 5) == nil, "a match started after the un-ready: \(bob.screen())")
+        // Ready again: the match starts on both, with the room's settings.
+        alice.send("r")
+        #expect(bob.waitFor("Everyone is ready: the match starts in") != nil, "bob's lobby: \(bob.screen())")
+        #expect(alice.waitFor("game 1, best of 3, speed 3") != nil, "alice's match: \(alice.screen())")
+        #expect(bob.waitFor("game 1, best of 3, speed 3") != nil, "bob's match: \(bob.screen())")
         alice.send("q")
         alice.send("y")
         bob.send("q")
         bob.send("y")
+        #expect(alice.waitFor("EXIT=0") != nil)
+        #expect(bob.waitFor("EXIT=0") != nil)
     }
 
     @Test("the lobby's b starts a practice match against a local bot; leaving it returns to the lobby")

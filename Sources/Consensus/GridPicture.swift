@@ -1,0 +1,62 @@
+import EggGame
+import PeerNet
+
+/// A player's settled grid as a mirror holds it, for a peer that joined during the game and does
+/// not mirror it (it cannot: it has neither the stream before its join nor the decided rounds).
+/// It draws these pictures instead of "in progress": sent with the snapshot and again whenever a
+/// pair spawns on a mirror while such a peer is in the view (see `MatchPeer+Pictures.swift`).
+public struct GridPicture: Hashable, Sendable {
+    public var player: PeerID
+    /// Pairs the player had spawned (the picture's stream position).
+    public var pairs: UInt32
+    /// The 72 cells, row 0 (top) first, six per row: 0 empty, 1...6 the colours, 7 garbage.
+    public var cells: [UInt8]
+
+    public static let cellsCount = Board.columnsCount * Board.rowsCount
+
+    public init(player: PeerID, pairs: UInt32, cells: [UInt8]) {
+        self.player = player
+        self.pairs = pairs
+        self.cells = cells
+    }
+
+    /// The picture of `grid`'s settled board.
+    public init(player: PeerID, grid: PlayerGrid) {
+        var cells: [UInt8] = []
+        cells.reserveCapacity(Self.cellsCount)
+        for row in 0..<Board.rowsCount {
+            for column in 0..<Board.columnsCount {
+                switch grid.board[column: column, row: row] {
+                case .empty: cells.append(0)
+                case .egg(let color): cells.append(color.rawValue + 1)
+                case .garbage: cells.append(7)
+                }
+            }
+        }
+        self.init(player: player, pairs: UInt32(clamping: grid.pairsSpawned), cells: cells)
+    }
+
+    /// 72 cells of codes 0...7, a stream position within a game's rounds.
+    public var isValid: Bool {
+        cells.count == Self.cellsCount && cells.allSatisfy { $0 <= 7 } && pairs <= EggRounds.roundsMax
+    }
+
+    /// The picture as a grid to draw (settled: a hostile picture with floating eggs just falls).
+    public var grid: PlayerGrid {
+        var board = Board()
+        guard isValid else { return PlayerGrid() }
+        for (index, code) in cells.enumerated() {
+            let cell: Cell = code == 0 ? .empty : (code == 7 ? .garbage : .egg(EggColor(rawValue: code - 1)!))
+            board[column: index % Board.columnsCount, row: index / Board.columnsCount] = cell
+        }
+        return PlayerGrid(board: board)
+    }
+
+    /// The cells as 72 digits (the log's form).
+    var digits: String { String(cells.map { Character(String($0)) }) }
+
+    static func cells(digits: String) -> [UInt8]? {
+        let cells = digits.compactMap { $0.wholeNumberValue }.map { UInt8($0) }
+        return cells.count == digits.count ? cells : nil
+    }
+}

@@ -1,0 +1,51 @@
+import EggGame
+import PeerNet
+
+/// Late joiners see the game in progress: a peer that joins during a game cannot mirror it (it
+/// has neither the streams before its join nor the rounds decided then), so the member that sends
+/// it the snapshot also sends the players' settled grids (``GridPicture``), and sends each
+/// player's again whenever one of its pairs spawns while such a peer is in the view. The joiner
+/// draws them until the next game, which it mirrors. Pictures are not part of the replicated
+/// state: nothing is decided from them.
+extension MatchPeer {
+    /// At a view with members that have no state, during a game: they are watchers of it, and
+    /// the picture sender sends them every grid now.
+    mutating func noteWatchers(_ unsynced: Set<PeerID>) {
+        guard match != nil, match!.mirrored, !unsynced.isEmpty else { return }
+        match!.watchers.formUnion(unsynced)
+        match!.picturesSent = [:]
+        sendPicturesIfWatched()
+    }
+
+    /// Sends the grids that changed (a pair spawned) since the last pictures, if this peer is the
+    /// highest-ID member mirroring the game and a watcher is in the view.
+    mutating func sendPicturesIfWatched() {
+        guard let m = match, m.mirrored, let members = view?.members else { return }
+        let watching = m.watchers.intersection(members)
+        guard !watching.isEmpty else {
+            if !m.watchers.isEmpty { match!.watchers = [] }
+            return
+        }
+        guard Set(members).subtracting(m.watchers).max() == config.id else { return }
+        var pictures: [GridPicture] = []
+        for player in m.players {
+            guard let grid = m.mirrors[player]?.grid, m.picturesSent[player] != grid.pairsSpawned else { continue }
+            pictures.append(GridPicture(player: player, grid: grid))
+            match!.picturesSent[player] = grid.pairsSpawned
+        }
+        guard !pictures.isEmpty else { return }
+        send(.grids(game: m.game, pictures: pictures))
+    }
+
+    /// Pictures for this peer, if it does not mirror `game`; a picture never goes back in time.
+    mutating func receivePictures(game: UInt32, pictures: [GridPicture]) {
+        guard let m = match, m.game == game, !m.mirrored else { return }
+        var changed = false
+        for picture in pictures where m.players.contains(picture.player) {
+            if let held = m.pictures[picture.player], held.pairs > picture.pairs { continue }
+            match!.pictures[picture.player] = picture
+            changed = true
+        }
+        if changed { emit(.lobbyChanged) }
+    }
+}

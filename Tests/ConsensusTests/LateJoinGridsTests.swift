@@ -1,0 +1,77 @@
+import EggGame
+import PeerNet
+import Testing
+@testable import Consensus
+
+@Suite("Late joiners see the grids")
+struct LateJoinGridsTests {
+    @Test("a peer joining mid-game gets every player's grid at once and each new one as pairs spawn")
+    func joinerGetsGrids() throws {
+        let h = VSHarness(seed: 21)
+        let ids = startRoom(h, count: 2, settings: MatchSettings(speed: 6, colors: 4, gamesPerMatch: 1), level: .medium)
+        for _ in 0..<900 { h.tick(deliveries: 20) }
+        let game = try #require(h.peers[ids[0]]!.match?.game)
+        #expect(h.peers[ids[0]]!.match!.mirrors[ids[1]]!.grid.board.eggsCount > 0, "nothing landed yet")
+        let joiner = PeerID(0x0900_0000_0001)
+        h.installView(members: ids + [joiner], joining: [joiner])
+        h.deliverAll(to: ids + [joiner])
+        // At once: the snapshot's sender sent every grid as its mirrors held them.
+        let first = try #require(h.peers[joiner]!.match)
+        #expect(!first.mirrored && first.game == game)
+        #expect(Set(first.pictures.keys) == Set(ids))
+        // Later: each spawn sends that player's grid again.
+        for _ in 0..<300 { h.tick(deliveries: 20) }
+        h.deliverAll(to: ids + [joiner])
+        let m = try #require(h.peers[joiner]!.match)
+        try #require(m.game == game, "the game ended meanwhile")
+        let sender = ids.max()!
+        for player in ids {
+            let mirror = h.peers[sender]!.match!.mirrors[player]!.grid
+            let picture = try #require(m.pictures[player])
+            #expect(Int(picture.pairs) == mirror.pairsSpawned)
+            #expect(picture.pairs > first.pictures[player]!.pairs)
+            if mirror.state == .live { #expect(picture.grid.board == mirror.board) }
+        }
+    }
+
+    @Test("a hostile grids message is dropped and counted; a picture never goes back in time")
+    func hostileGrids() throws {
+        let good = GridPicture(player: PeerID(1), pairs: 5, cells: Array(repeating: 0, count: 71) + [3])
+        let message = MatchMessage.grids(game: 4, pictures: [good])
+        #expect(MatchMessage.decode(message.encoded()) == message)
+        #expect(MatchMessage(json: message.json) == message)
+        #expect(good.grid.board[column: 5, row: 11] == .egg(.yellow))
+        var badCell = good
+        badCell.cells[0] = 9
+        let tooFar = GridPicture(player: PeerID(1), pairs: EggRounds.roundsMax + 1, cells: good.cells)
+        let short = GridPicture(player: PeerID(1), pairs: 1, cells: Array(good.cells.prefix(70)))
+        let hostile: [MatchMessage] = [
+            .grids(game: 4, pictures: [badCell]), .grids(game: 4, pictures: [tooFar]), .grids(game: 4, pictures: [short]),
+            .grids(game: 4, pictures: [good, good]),
+            .grids(game: 4, pictures: (1...9).map { GridPicture(player: PeerID(UInt64($0)), pairs: 1, cells: good.cells) }),
+        ]
+        for bad in hostile {
+            #expect(MatchMessage.decode(bad.encoded()) == nil, "\(bad)")
+            #expect(MatchMessage(json: bad.json) == nil, "\(bad)")
+        }
+
+        // Delivered to a joiner mid-game: counted, and its pictures stay as they were.
+        let h = VSHarness(seed: 22)
+        let ids = startRoom(h, count: 2, settings: MatchSettings(speed: 6, colors: 4, gamesPerMatch: 1))
+        for _ in 0..<300 { h.tick(deliveries: 20) }
+        let joiner = PeerID(0x0900_0000_0001)
+        h.installView(members: ids + [joiner], joining: [joiner])
+        h.deliverAll(to: ids + [joiner])
+        let before = try #require(h.peers[joiner]!.match?.pictures)
+        #expect(before[ids[1]].map { $0.pairs > 0 } == true, "no picture of a game under way: \(before)")
+        let game = h.peers[joiner]!.match!.game
+        let dropped = h.peers[joiner]!.stats.invalidDropped
+        h.queues[joiner]![ids[0], default: []].append(MatchMessage.grids(game: game, pictures: [badCell]).encoded())
+        // A well-formed but older picture does not replace a newer one.
+        let old = GridPicture(player: ids[1], pairs: 0, cells: Array(repeating: 7, count: 72))
+        h.queues[joiner]![ids[0], default: []].append(MatchMessage.grids(game: game, pictures: [old]).encoded())
+        h.deliverAll(to: [joiner])
+        #expect(h.peers[joiner]!.stats.invalidDropped == dropped + 1)
+        #expect(h.peers[joiner]!.match?.pictures == before)
+    }
+}
