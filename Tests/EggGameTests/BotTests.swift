@@ -58,10 +58,10 @@ struct BotTests {
         }
     }
 
-    @Test("hard beats easy in most of 50 seeded games")
+    @Test("hard beats easy in at least 8 of 10 seeded games")
     func hardBeatsEasy() {
         var hardWins = 0, easyWins = 0, draws = 0
-        for seed in UInt64(0)..<50 {
+        for seed in UInt64(0)..<10 {
             let hardSeat = Int(seed % 2)
             var seats: [LocalMatch.Seat] = [.bot(.easy), .bot(.easy)]
             seats[hardSeat] = .bot(.hard)
@@ -72,7 +72,7 @@ struct BotTests {
             default: easyWins += 1
             }
         }
-        print("hard vs easy over 50 games: hard \(hardWins), easy \(easyWins), draws \(draws)")
-        #expect(hardWins > 25)
+        print("hard vs easy over 10 games: hard \(hardWins), easy \(easyWins), draws \(draws)")
+        #expect(hardWins >= 8)
     }
 }
