@@ -52,7 +52,7 @@ public enum BotLevel: String, CaseIterable, Sendable, Hashable {
         switch self {
         case .easy, .medium: 1
         case .hard: 8
-        case .insane: 12
+        case .insane: 22
         }
     }
 
@@ -63,14 +63,15 @@ public enum BotLevel: String, CaseIterable, Sendable, Hashable {
     var virtualEggs: Int {
         switch self {
         case .easy: 1
-        case .medium, .hard, .insane: 2
+        case .medium, .hard: 2
+        case .insane: 3
         }
     }
 
     /// Random noise added to each placement's score, from the bot's own seed.
     var noiseMax: Int {
         switch self {
-        case .easy: 1_500
+        case .easy: 2_500
         case .medium: 400
         case .hard: 120
         case .insane: 30
@@ -83,7 +84,7 @@ public enum BotLevel: String, CaseIterable, Sendable, Hashable {
         case .easy: 2
         case .medium: 5
         case .hard: 8
-        case .insane: 11
+        case .insane: 12
         }
     }
 
@@ -93,7 +94,7 @@ public enum BotLevel: String, CaseIterable, Sendable, Hashable {
         case .easy: 36
         case .medium: 46
         case .hard: 52
-        case .insane: 56
+        case .insane: 62
         }
     }
 
@@ -155,7 +156,7 @@ public struct Placement: Sendable, Hashable {
 /// sequence), judges each settled board by the chain it could still fire (``BotEvaluation``) and
 /// fires a chain when it is long enough, when garbage threatens or when its board is crowded.
 /// All simulation goes through ``BotSimulator``. Deterministic for a given seed; the work per
-/// decision is bounded (at most 22 + 12·22 + 12·22·6 placements played out and judged).
+/// decision is bounded (at most 22 + 22·22 + 22·22·6 placements played out and judged).
 public struct Bot: Sendable {
     public let level: BotLevel
     /// Placements simulated so far (dropped, chain resolved, scored).
@@ -293,7 +294,7 @@ public struct Bot: Sendable {
     private func fireScore(_ outcome: BotSimulator.Outcome, before: Board, context: BotContext) -> Int {
         let chain = outcome.chain
         let spawnHeight = max(BotSimulator.height(before, column: Board.spawnColumns.0), BotSimulator.height(before, column: Board.spawnColumns.1))
-        let crowded = before.eggsCount >= level.crowdedEggs || spawnHeight >= 9
+        let crowded = before.eggsCount >= level.crowdedEggs || spawnHeight >= 10
         let threatened = context.incomingGarbage >= level.threatGarbage && chain &* 2 >= level.fireChain
         if chain >= level.fireChain || crowded || threatened {
             return BotEvaluation.chainValue(chain) / 2 &* 3 &+ outcome.garbage &* level.garbageWeight &+ 1_000

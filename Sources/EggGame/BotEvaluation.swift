@@ -1,14 +1,14 @@
 /// How a bot judges a settled board: mostly by the chain it could fire with one or two more eggs
-/// (virtual drops), plus shape terms (same-colour contacts, a smooth surface, free spawn columns).
+/// (virtual drops of 1 to 3 eggs), plus shape terms (same-colour contacts, a smooth surface, free spawn columns).
 struct BotEvaluation {
-    /// The best chain that `eggs` more eggs of one colour dropped in one column would fire.
+    /// The best chain that a few more eggs of one colour dropped in one column would fire.
     struct Potential: Hashable {
         var chain: Int
-        /// Eggs the trigger needs (1 or 2); 0 when there is no chain.
+        /// Eggs the trigger needs (1 to ``eggsMax``); 0 when there is no chain.
         var eggs: Int
     }
 
-    /// Eggs a virtual drop may use: 1 (easy) or 2.
+    /// Eggs a virtual drop may use: 1 (easy), 2 or 3 (insane).
     let eggsMax: Int
 
     /// The value of a chain of `chain` steps, realised or within reach.
@@ -75,8 +75,8 @@ struct BotEvaluation {
         }
         // The spawn columns stay low: a pair must be able to travel along the top row.
         let spawn = max(BotSimulator.height(board, column: Board.spawnColumns.0), BotSimulator.height(board, column: Board.spawnColumns.1))
-        let danger = spawn >= 9 ? (spawn &- 8) &* (spawn &- 8) &* 900 : 0
+        let danger = spawn >= 10 ? (spawn &- 9) &* (spawn &- 9) &* 900 : 0
         let crowding = heights > 54 ? (heights &- 54) &* 60 : 0
-        return contacts &* 30 &- roughness &* 40 &- danger &- crowding
+        return contacts &* 30 &- roughness &* 15 &- danger &- crowding
     }
 }

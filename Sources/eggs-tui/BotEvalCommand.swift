@@ -61,13 +61,14 @@ extension EggsCommand {
             }
             if games > 0 {
                 print("solo, \(games) games of at most \(pairs) pairs, \(colors) colours, speed 0, rules sfe")
-                print("level   largest chain mean  max  pairs/s  decision mean  p99")
+                print("level   largest chain mean  max  pairs/s  decision mean  p99      pairs/game")
                 for level in levels {
                     let result = BotBench.solo(level: level, seeds: (0..<UInt64(games)).map { $0 }, colors: colors,
                                                pairsMax: pairs, clock: clock)
                     print(pad(level.rawValue, 8) + pad(format2(result.meanLargestChain), 20) + pad("\(result.maxLargestChain)", 5)
                           + pad(format2(result.pairsPerSecond), 9) + pad(format2(result.meanDecisionMicroseconds / 1000) + " ms", 15)
-                          + format2(result.p99DecisionMicroseconds / 1000) + " ms")
+                          + pad(format2(result.p99DecisionMicroseconds / 1000) + " ms", 9)
+                          + format2(Double(result.pairsPlaced) / Double(max(1, result.games))))
                 }
             }
             if matches > 0 && levels.count > 1 {

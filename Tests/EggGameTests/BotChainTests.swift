@@ -33,7 +33,7 @@ struct BotChainTests {
             let calm = bot.choosePlacement(board: twoChainBoard, current: pair, preview: [EggPair(pivot: .green, child: .yellow)], context: BotContext())!
             #expect(BotSimulator.place(pair, at: calm, on: twoChainBoard).chain == 0, "\(level) fired a 2-chain at \(calm)")
             var crowded = twoChainBoard
-            for y in 0..<9 { crowded.setCode(column: 3, y: y, code: 7) }
+            for y in 0..<10 { crowded.setCode(column: 3, y: y, code: 7) }
             for y in 0..<10 { crowded.setCode(column: 5, y: y, code: 7) }
             let pressed = bot.choosePlacement(board: crowded, current: pair, preview: [EggPair(pivot: .green, child: .yellow)], context: BotContext())!
             #expect(BotSimulator.place(pair, at: pressed, on: crowded).chain >= 2, "\(level) kept its chain at \(pressed)")

@@ -38,7 +38,7 @@ struct BotTests {
 
     @Test("a local match replays exactly from its recorded inputs, and garbage flows both ways")
     func localMatchReplays() {
-        var match = LocalMatch(options: .init(seed: 11, speed: 3), seats: [.bot(.hard), .bot(.medium)])
+        var match = LocalMatch(options: .init(seed: 11, speed: 3), seats: [.bot(.easy), .bot(.easy)])
         var sent = [0, 0], landed = [0, 0]
         while !match.isOver {
             for event in match.tick() {
