@@ -27,13 +27,15 @@ public enum BotLevel: String, CaseIterable, Sendable, Hashable {
         }
     }
 
-    /// Ticks between two of the bot's moves (also its thinking delay after a spawn).
+    /// Ticks between two of the bot's moves (also its thinking delay after a spawn). Moves are
+    /// quick taps, as a human's, so the pair is in place before high gravity drops it far; the
+    /// pace comes from holding the drop (``ticksPerPair``).
     public var ticksPerMove: Int {
         switch self {
-        case .easy: 12
-        case .medium: 8
-        case .hard: 5
-        case .insane: 3
+        case .easy: 6
+        case .medium: 4
+        case .hard: 3
+        case .insane: 2
         }
     }
 
