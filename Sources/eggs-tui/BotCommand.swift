@@ -23,6 +23,7 @@ final class BotPeer {
     var playing = false
     /// Locks of this bot's own grid that made a chain of 3 or more (all games).
     private(set) var chainsOf3 = 0
+    private var lastCountedLock: (game: UInt32, pair: Int)?
     /// The external engine choosing this bot's placements (`--engine`), and its player.
     private let engine: EngineProcess?
     private var enginePlayer: EnginePlayer
@@ -64,7 +65,7 @@ final class BotPeer {
     /// - Throws: ``CommandFailure`` (status 2) when the engine fails.
     func tick() throws {
         var player = self.player, enginePlayer = self.enginePlayer
-        var chainsOf3 = self.chainsOf3
+        var chainsOf3 = self.chainsOf3, lastCountedLock = self.lastCountedLock
         let playersWanted = self.playersWanted, settings = self.settings, engine = self.engine, id = peer.id
         let playing = !isSpectator, wantsMore = !isDone
         let failure: Error? = peer.withMatch { match, now in
@@ -72,7 +73,17 @@ final class BotPeer {
             if !playing || wantsMore {
                 match.getReady(whenPlayers: playersWanted, settings: settings, wantsToPlay: playing)
             }
+            // Count each lock once, whether a move or gravity locked it (bots hold their drop for
+            // their pace, so gravity often does): the lock of pair n is known from the grid.
+            func countLock(_ match: MatchPeer) {
+                guard playing, let owner = match.owner, let chain = owner.grid.lastChain else { return }
+                let lock = (game: owner.game, pair: owner.grid.pairsSpawned - (owner.grid.state == .awaitingSpawn ? 0 : 1))
+                guard lastCountedLock.map({ $0 != lock }) ?? true else { return }
+                lastCountedLock = lock
+                if chain.chain >= 3 { chainsOf3 += 1 }
+            }
             match.tick(now: now)
+            countLock(match)
             guard playing, let grid = match.owner?.grid, grid.state == .live, match.owner?.isOut == false else { return nil }
             let preview = match.ownerNextPair.map { [$0] } ?? []
             let mirrors = match.match?.mirrors ?? [:]
@@ -88,9 +99,11 @@ final class BotPeer {
             } else {
                 move = player.tick(grid: grid, preview: preview, context: BotContext(incomingGarbage: queued))
             }
-            if let move, case .locked(let chain)? = match.applyLocal(move, now: now), chain.chain >= 3 { chainsOf3 += 1 }
+            if let move { match.applyLocal(move, now: now) }
+            countLock(match)
             return nil
         }
+        self.lastCountedLock = lastCountedLock
         self.player = player
         self.enginePlayer = enginePlayer
         self.chainsOf3 = chainsOf3
