@@ -1,41 +1,130 @@
-/// How strong and how quick a bot plays.
+/// How strong and how quick a bot plays. Levels differ in skill (search depth, virtual drops,
+/// noise, when they fire) and in pace (pairs per second, at most about 3: a fast human).
 public enum BotLevel: String, CaseIterable, Sendable, Hashable {
     case easy, medium, hard, insane
 
-    /// Ticks between two of the bot's moves (also its thinking delay after a spawn).
+    /// The most pairs a second the bot places (it holds its drop until ``ticksPerPair`` ticks have
+    /// passed since the pair spawned; one more tick passes before the next pair spawns).
+    public var pairsPerSecond: Double {
+        Double(GravityClock.ticksPerSecond) / Double(ticksPerPair + 1)
+    }
+
+    /// The levels' paces, for `--help`.
+    public static var paceHelp: String {
+        "Pace: " + allCases.map { level in
+            let tenths = Int((level.pairsPerSecond * 100).rounded())
+            return "\(level.rawValue) \(tenths / 100).\(String(tenths % 100 + 100).dropFirst()) pairs/s"
+        }.joined(separator: ", ") + " at the most."
+    }
+
+    /// Ticks from a spawn to the bot's hard drop, at the least.
+    public var ticksPerPair: Int {
+        switch self {
+        case .easy: 79      // 0.75 pairs/s
+        case .medium: 47    // 1.25 pairs/s
+        case .hard: 29      // 2 pairs/s
+        case .insane: 19    // 3 pairs/s
+        }
+    }
+
+    /// Ticks between two of the bot's moves (also its thinking delay after a spawn). Moves are
+    /// quick taps, as a human's, so the pair is in place before high gravity drops it far; the
+    /// pace comes from holding the drop (``ticksPerPair``).
     public var ticksPerMove: Int {
         switch self {
-        case .easy: 16
-        case .medium: 9
-        case .hard: 5
+        case .easy: 6
+        case .medium: 4
+        case .hard: 3
         case .insane: 2
         }
     }
 
-    /// 1: the current pair only; 2: the current and the next pair.
+    /// Pairs searched: 1, the current pair only; 2, also the next one; 3, also the one after (only
+    /// when the game shows it).
     var searchDepth: Int {
         switch self {
         case .easy, .medium: 1
-        case .hard, .insane: 2
+        case .hard: 2
+        case .insane: 3
         }
     }
 
-    /// Random noise added to each placement's score (blunders).
+    /// Placements of the current pair searched further with the next pairs, best first alone.
+    var firstPlyWidth: Int {
+        switch self {
+        case .easy, .medium: 1
+        case .hard: 8
+        case .insane: 22
+        }
+    }
+
+    /// Placements of the third pair searched, best first by their immediate score.
+    var thirdPlyWidth: Int { 6 }
+
+    /// Eggs a virtual drop may use when judging the chain a board could fire.
+    var virtualEggs: Int {
+        switch self {
+        case .easy: 1
+        case .medium, .hard: 2
+        case .insane: 3
+        }
+    }
+
+    /// Random noise added to each placement's score, from the bot's own seed.
     var noiseMax: Int {
         switch self {
-        case .easy: 600
-        case .medium: 120
-        case .hard, .insane: 0
+        case .easy: 2_500
+        case .medium: 400
+        case .hard: 120
+        case .insane: 30
         }
     }
 
-    /// Score per garbage egg sent; a high weight pops eagerly, a low one builds.
+    /// The chain the bot waits for before it fires on its own accord.
+    var fireChain: Int {
+        switch self {
+        case .easy: 2
+        case .medium: 5
+        case .hard: 8
+        case .insane: 12
+        }
+    }
+
+    /// Eggs on its board from which the bot fires whatever it has.
+    var crowdedEggs: Int {
+        switch self {
+        case .easy: 36
+        case .medium: 46
+        case .hard: 52
+        case .insane: 62
+        }
+    }
+
+    /// Garbage queued against the bot from which it fires a chain of half ``fireChain``.
+    var threatGarbage: Int {
+        switch self {
+        case .easy: 100
+        case .medium: 12
+        case .hard, .insane: 6
+        }
+    }
+
+    /// Score per garbage egg sent by a chain it means to fire.
     var garbageWeight: Int {
         switch self {
-        case .easy, .medium: 100
-        case .hard: 60
-        case .insane: 45
+        case .easy, .medium: 30
+        case .hard, .insane: 20
         }
+    }
+}
+
+/// What a bot knows beyond its own board and pairs.
+public struct BotContext: Sendable, Hashable {
+    /// Garbage queued against the bot, landing after its next lock.
+    public var incomingGarbage: Int
+
+    public init(incomingGarbage: Int = 0) {
+        self.incomingGarbage = incomingGarbage
     }
 }
 
@@ -64,41 +153,68 @@ public struct Placement: Sendable, Hashable {
 }
 
 /// The search and scoring of a bot: picks a placement for the current pair and plans its moves.
-/// Deterministic for a given seed.
+///
+/// It searches the current pair and the pairs a human sees next (never deeper into the shared
+/// sequence), judges each settled board by the chain it could still fire (``BotEvaluation``) and
+/// fires a chain when it is long enough, when garbage threatens or when its board is crowded.
+/// All simulation goes through ``BotSimulator``. Deterministic for a given seed; the work per
+/// decision is bounded (at most 22 + 22·22 + 22·22·6 placements played out and judged).
 public struct Bot: Sendable {
     public let level: BotLevel
     /// Placements simulated so far (dropped, chain resolved, scored).
     public private(set) var placementsEvaluated = 0
+    /// Decisions taken so far.
+    public private(set) var decisions = 0
     private var random: Xoshiro256StarStar
+    private let evaluation: BotEvaluation
     static let deadScore = Int.min / 4
 
     public init(level: BotLevel, seed: UInt64 = 0) {
         self.level = level
         random = Xoshiro256StarStar(seed: seed)
+        evaluation = BotEvaluation(eggsMax: level.virtualEggs)
     }
 
     /// The best reachable placement of `current` on `board` (nil when none is reachable).
-    /// Stronger levels also search every placement of `next`.
     public mutating func choosePlacement(board: Board, current: EggPair, next: EggPair?) -> Placement? {
+        choosePlacement(board: board, current: current, preview: next.map { [$0] } ?? [], context: BotContext())
+    }
+
+    /// The best reachable placement of `current` on `board` (nil when none is reachable), looking
+    /// at up to ``BotLevel/searchDepth`` − 1 pairs of `preview` (the pairs a player is shown).
+    public mutating func choosePlacement(board: Board, current: EggPair, preview: [EggPair], context: BotContext) -> Placement? {
+        decisions &+= 1
         let spawned = LivePair(spawning: current)
-        var best: Placement?, bestScore = Int.min
+        let pairs = [current] + preview.prefix(max(0, level.searchDepth - 1))
+        var candidates: [(placement: Placement, outcome: BotSimulator.Outcome, score: Int)] = []
         for placement in Placement.distinct(for: current) {
             guard Bot.moves(to: placement, from: spawned, on: board) != nil else { continue }
-            var score = self.score(board: board, pair: current, placement: placement, next: next)
-            if level.noiseMax > 0 { score &+= random.nextInt(below: level.noiseMax) }
-            if score > bestScore {
-                best = placement
-                bestScore = score
+            let outcome = BotSimulator.place(current, at: placement, on: board)
+            // Every placement is judged alone first; the look-ahead then searches the best few.
+            let alone = value(of: outcome, before: board, pairs: [current], depth: 0, context: context)
+            candidates.append((placement, outcome, alone &+ random.nextInt(below: level.noiseMax)))
+        }
+        if pairs.count > 1 {
+            candidates.sort { $0.score > $1.score }
+            candidates.removeLast(max(0, candidates.count - level.firstPlyWidth))
+            for index in candidates.indices {
+                let deep = value(of: candidates[index].outcome, before: board, pairs: pairs, depth: 0, context: context)
+                candidates[index].score = deep &+ random.nextInt(below: level.noiseMax)
             }
         }
-        return best
+        return candidates.max { $0.score < $1.score }?.placement
     }
 
     /// The moves that bring the live pair of `grid` to the bot's chosen placement, ending in a hard
     /// drop; just a hard drop when no placement is reachable or no pair is live.
     public mutating func plan(grid: PlayerGrid, next: EggPair?) -> [Move] {
+        plan(grid: grid, preview: next.map { [$0] } ?? [], context: BotContext())
+    }
+
+    /// As ``plan(grid:next:)``, seeing `preview` and `context`.
+    public mutating func plan(grid: PlayerGrid, preview: [EggPair], context: BotContext) -> [Move] {
         guard let live = grid.livePair,
-              let target = choosePlacement(board: grid.board, current: live.pair, next: next),
+              let target = choosePlacement(board: grid.board, current: live.pair, preview: preview, context: context),
               let moves = Bot.moves(to: target, from: live, on: grid.board)
         else { return [.hardDrop] }
         return moves
@@ -132,7 +248,7 @@ public struct Bot: Sendable {
     public mutating func evaluateAllPlacements(board: Board, pair: EggPair) -> Int {
         var count = 0, checksum = 0
         for placement in Placement.distinct(for: pair) {
-            checksum &+= score(board: board, pair: pair, placement: placement, next: nil)
+            checksum &+= scorePlacement(board: board, pair: pair, placement: placement)
             count += 1
         }
         precondition(checksum != Int.min, "scores are summed so the work is not optimised away")
@@ -142,66 +258,98 @@ public struct Bot: Sendable {
     /// Drops `pair` at `placement` on `board`, resolves the full chain and scores the result at
     /// this bot's level, without look-ahead or reachability checks. The unit the benchmark counts.
     public mutating func scorePlacement(board: Board, pair: EggPair, placement: Placement) -> Int {
-        score(board: board, pair: pair, placement: placement, next: nil)
+        let outcome = BotSimulator.place(pair, at: placement, on: board)
+        return value(of: outcome, before: board, pairs: [pair], depth: 0, context: BotContext())
     }
 
-    private mutating func score(board: Board, pair: EggPair, placement: Placement, next: EggPair?) -> Int {
-        var after = board
-        after.drop(pair, orientation: placement.orientation, column: placement.column)
-        let (chain, garbage) = after.resolveChainCounts()
+    /// The value of a played-out placement of `pairs[depth]`: what its chain is worth now, plus
+    /// the best the following pairs can do (or, for the last pair, the settled board's score).
+    private mutating func value(of outcome: BotSimulator.Outcome, before: Board, pairs: [EggPair], depth: Int, context: BotContext) -> Int {
         placementsEvaluated &+= 1
-        if after.isSpawnBlocked { return Bot.deadScore }
-        let attack = garbage &* level.garbageWeight &+ chain &* chain &* 40
-        guard level.searchDepth > 1, let next else { return attack &+ Bot.evaluate(after) }
-        var bestNext = Bot.deadScore
-        for nextPlacement in Placement.distinct(for: next) where Bot.isRoughlyReachable(nextPlacement, on: after) {
-            bestNext = max(bestNext, score(board: after, pair: next, placement: nextPlacement, next: nil))
+        if outcome.toppedOut { return Bot.deadScore }
+        var immediate = outcome.chain > 0 ? fireScore(outcome, before: before, context: context) : 0
+        if depth > 0 { immediate = immediate / 10 &* 9 }
+        var board = outcome.board
+        // Garbage queued now lands after this lock (its own chain sent first).
+        if depth == 0 && context.incomingGarbage > 0 {
+            BotSimulator.landGarbage(context.incomingGarbage, on: &board)
+            if board.isSpawnBlocked { return Bot.deadScore }
         }
-        return attack &+ bestNext
+        guard depth + 1 < pairs.count else { return immediate &+ evaluation.score(board) }
+        let pair = pairs[depth + 1]
+        var children = BotSimulator.placements(for: pair, on: board).map { BotSimulator.place(pair, at: $0, on: board) }
+        if depth + 1 >= 2 && children.count > level.thirdPlyWidth {
+            // The third pair: only the most promising placements, by their chain and shape.
+            children.sort { ($0.chain, BotEvaluation.shape($0.board)) > ($1.chain, BotEvaluation.shape($1.board)) }
+            children.removeLast(children.count - level.thirdPlyWidth)
+        }
+        let inner = BotContext()
+        var best = Bot.deadScore
+        for child in children {
+            best = max(best, value(of: child, before: board, pairs: pairs, depth: depth + 1, context: inner))
+        }
+        return immediate &+ best
     }
 
-    /// Whether the top row is free from the spawn columns to the target columns (look-ahead only).
-    static func isRoughlyReachable(_ placement: Placement, on board: Board) -> Bool {
-        let child = placement.column + placement.orientation.columnOffset
-        let low = min(placement.column, child, Board.spawnColumns.0)
-        let high = max(placement.column, child, Board.spawnColumns.1)
-        for column in low...high where board.height(column: column) >= Board.rowsCount {
-            return false
+    /// What firing `outcome`'s chain is worth: much when the bot means to fire (the chain is long
+    /// enough, garbage threatens, the board is crowded), a loss when it only wastes eggs.
+    private func fireScore(_ outcome: BotSimulator.Outcome, before: Board, context: BotContext) -> Int {
+        let chain = outcome.chain
+        let spawnHeight = max(BotSimulator.height(before, column: Board.spawnColumns.0), BotSimulator.height(before, column: Board.spawnColumns.1))
+        let crowded = before.eggsCount >= level.crowdedEggs || spawnHeight >= 10
+        let threatened = context.incomingGarbage >= level.threatGarbage && chain &* 2 >= level.fireChain
+        if chain >= level.fireChain || crowded || threatened {
+            return BotEvaluation.chainValue(chain) / 2 &* 3 &+ outcome.garbage &* level.garbageWeight &+ 1_000
         }
-        return true
-    }
-
-    /// The static score of a settled board: same-colour contacts, flatness, height, danger.
-    static func evaluate(_ board: Board) -> Int {
-        var contacts = 0
-        for code in UInt8(1)...6 {
-            let plane = board.plane(code: code)
-            contacts &+= (plane & (plane >> 1)).nonzeroBitCount &+ (plane & (plane >> Board.laneBits)).nonzeroBitCount
-        }
-        var heightSquares = 0, bumpiness = 0, previous = board.height(column: 0)
-        heightSquares = previous &* previous
-        for column in 1..<Board.columnsCount {
-            let height = board.height(column: column)
-            heightSquares &+= height &* height
-            bumpiness &+= abs(height &- previous)
-            previous = height
-        }
-        let spawnHeight = max(board.height(column: Board.spawnColumns.0), board.height(column: Board.spawnColumns.1))
-        let danger = spawnHeight >= 8 ? (spawnHeight &- 7) &* (spawnHeight &- 7) &* 400 : 0
-        return contacts &* 25 &- bumpiness &* 12 &- heightSquares &* 2 &- danger
+        return -(chain &* 250) &- 200
     }
 }
 
-/// A bot that plays a ``PlayerGrid`` like a human: one move every ``BotLevel/ticksPerMove`` ticks.
-public struct BotPlayer: Sendable {
-    public private(set) var bot: Bot
+/// Plays a planned list of moves at a level's pace: one move every ``BotLevel/ticksPerMove``
+/// ticks, the hard drop no sooner than ``BotLevel/ticksPerPair`` ticks after the plan began.
+public struct BotPacer: Sendable {
+    public let level: BotLevel
     private var plan: [Move] = []
     private var planIndex = 0
-    private var plannedPairIndex = -1
     private var cooldownTicks = 0
+    private var ticksLive = 0
+
+    public init(level: BotLevel) {
+        self.level = level
+    }
+
+    /// Starts a new pair's plan (its moves should end in a hard drop; one is added otherwise).
+    public mutating func start(_ moves: [Move]) {
+        plan = moves
+        planIndex = 0
+        cooldownTicks = level.ticksPerMove
+        ticksLive = 0
+    }
+
+    /// Advances one tick; returns the move to make now, if any.
+    public mutating func tick() -> Move? {
+        ticksLive += 1
+        cooldownTicks -= 1
+        guard cooldownTicks <= 0 else { return nil }
+        let move = planIndex < plan.count ? plan[planIndex] : .hardDrop
+        if move == .hardDrop && ticksLive < level.ticksPerPair { return nil }
+        cooldownTicks = level.ticksPerMove
+        planIndex += 1
+        return move
+    }
+}
+
+/// A bot that plays a ``PlayerGrid`` like a human: it thinks, makes one move every
+/// ``BotLevel/ticksPerMove`` ticks, and drops no sooner than ``BotLevel/ticksPerPair`` ticks after
+/// the pair spawned (its pace, ``BotLevel/pairsPerSecond``).
+public struct BotPlayer: Sendable {
+    public private(set) var bot: Bot
+    private var pacer: BotPacer
+    private var plannedPairIndex = -1
 
     public init(level: BotLevel, seed: UInt64 = 0) {
         bot = Bot(level: level, seed: seed)
+        pacer = BotPacer(level: level)
     }
 
     public var level: BotLevel { bot.level }
@@ -211,18 +359,20 @@ public struct BotPlayer: Sendable {
     ///   - grid: the bot's own grid (plans when a new pair is live).
     ///   - next: the pair after the live one, when known.
     public mutating func tick(grid: PlayerGrid, next: EggPair?) -> Move? {
+        tick(grid: grid, preview: next.map { [$0] } ?? [], context: BotContext())
+    }
+
+    /// Advances one tick; returns the move to apply to the grid now, if any.
+    /// - Parameters:
+    ///   - grid: the bot's own grid (plans when a new pair is live).
+    ///   - preview: the pairs after the live one that the player is shown (one or two).
+    ///   - context: garbage queued against the bot.
+    public mutating func tick(grid: PlayerGrid, preview: [EggPair], context: BotContext) -> Move? {
         guard grid.state == .live else { return nil }
         if plannedPairIndex != grid.pairsSpawned {
-            plan = bot.plan(grid: grid, next: next)
-            planIndex = 0
+            pacer.start(bot.plan(grid: grid, preview: preview, context: context))
             plannedPairIndex = grid.pairsSpawned
-            cooldownTicks = bot.level.ticksPerMove
         }
-        cooldownTicks -= 1
-        guard cooldownTicks <= 0 else { return nil }
-        cooldownTicks = bot.level.ticksPerMove
-        guard planIndex < plan.count else { return .hardDrop }
-        planIndex += 1
-        return plan[planIndex - 1]
+        return pacer.tick()
     }
 }

@@ -23,9 +23,16 @@ final class BotPeer {
     var playing = false
     /// Locks of this bot's own grid that made a chain of 3 or more (all games).
     private(set) var chainsOf3 = 0
+    private var lastCountedLock: (game: UInt32, pair: Int)?
+    /// The external engine choosing this bot's placements (`--engine`), and its player.
+    private let engine: EngineProcess?
+    private var enginePlayer: EnginePlayer
 
-    init(peer: NetPeer, level: BotLevel, seed: UInt64, settings: MatchSettings, playersWanted: Int, gamesMax: Int?, spectator: Bool = false) {
+    init(peer: NetPeer, level: BotLevel, seed: UInt64, settings: MatchSettings, playersWanted: Int, gamesMax: Int?, spectator: Bool = false,
+         engine: EngineProcess? = nil) {
         self.peer = peer
+        self.engine = engine
+        self.enginePlayer = EnginePlayer(level: level)
         self.isSpectator = spectator
         self.player = BotPlayer(level: level, seed: seed)
         self.settings = settings
@@ -50,31 +57,60 @@ final class BotPeer {
                                  progress: UInt64(match.stats.delivered))
     }
 
+    /// Placements the engine chose (answers it gave), and those that became hard drops.
+    var engineAnswers: Int { enginePlayer.answers }
+    var engineFallbacks: Int { enginePlayer.fallbacks }
+
     /// One 60 Hz tick: get ready when enough players are in the room, play the live pair.
-    func tick() {
-        var player = self.player
-        var chainsOf3 = self.chainsOf3
-        let playersWanted = self.playersWanted, settings = self.settings
+    /// - Throws: ``CommandFailure`` (status 2) when the engine fails.
+    func tick() throws {
+        var player = self.player, enginePlayer = self.enginePlayer
+        var chainsOf3 = self.chainsOf3, lastCountedLock = self.lastCountedLock
+        let playersWanted = self.playersWanted, settings = self.settings, engine = self.engine, id = peer.id
         let playing = !isSpectator, wantsMore = !isDone
-        peer.withMatch { match, now in
+        let failure: Error? = peer.withMatch { match, now in
             // A spectator watches every match; a player plays until it has its games.
             if !playing || wantsMore {
                 match.getReady(whenPlayers: playersWanted, settings: settings, wantsToPlay: playing)
             }
-            let chainsBefore = match.owner?.grid.chainsResolved
+            // Count each chain once, whether a move or gravity locked its pair (bots hold their drop
+            // for their pace, so gravity often does): a chain ends in time after its lock, and the
+            // grid counts the resolutions that ended.
+            func countLock(_ match: MatchPeer) {
+                guard playing, let owner = match.owner, let chain = owner.grid.lastChain else { return }
+                let lock = (game: owner.game, pair: owner.grid.chainsResolved)
+                guard lastCountedLock.map({ $0 != lock }) ?? true else { return }
+                lastCountedLock = lock
+                if chain.chain >= 3 { chainsOf3 += 1 }
+            }
             match.tick(now: now)
-            if playing, let grid = match.owner?.grid, grid.state == .live, match.owner?.isOut == false,
-               let move = player.tick(grid: grid, next: match.ownerNextPair) {
-                match.applyLocal(move, now: now)
+            countLock(match)
+            guard playing, let grid = match.owner?.grid, grid.state == .live, match.owner?.isOut == false else { return nil }
+            let preview = match.ownerNextPair.map { [$0] } ?? []
+            let mirrors = match.match?.mirrors ?? [:]
+            let queued = mirrors[id].map { max(0, $0.garbageReceived - $0.garbageLanded) } ?? 0
+            let move: Move?
+            if let engine {
+                let opponents = (match.match?.players ?? []).filter { $0 != id }.compactMap { mirrors[$0]?.grid.board }
+                do {
+                    move = try enginePlayer.tick(engine: engine, grid: grid, preview: preview, garbage: queued, opponents: opponents)
+                } catch {
+                    return error
+                }
+            } else {
+                move = player.tick(grid: grid, preview: preview, context: BotContext(incomingGarbage: queued))
             }
-            if let grid = match.owner?.grid, let before = chainsBefore, grid.chainsResolved > before,
-               (grid.lastChain?.chain ?? 0) >= 3 {
-                chainsOf3 += 1
-            }
+            if let move { match.applyLocal(move, now: now) }
+            countLock(match)
+            return nil
         }
+        self.lastCountedLock = lastCountedLock
         self.player = player
+        self.enginePlayer = enginePlayer
         self.chainsOf3 = chainsOf3
+        if let failure { throw failure }
     }
+
 }
 
 /// When a bot has failed by stalling (SPEC §3): it never formed a group with another peer within
@@ -163,8 +199,16 @@ extension EggsCommand {
         @Option(help: "How many bot players this process runs (with --id, their IDs count up from it).")
         var count: Int = 1
 
-        @Option(help: "The bots' level: easy, medium, hard or insane.")
+        @Option(help: ArgumentHelp("The bots' level: easy, medium, hard or insane.", discussion: BotLevel.paceHelp))
         var level: BotLevel = .medium
+
+        @Option(help: ArgumentHelp(
+            "An external engine choosing each bot's placements (a shell command; one process per bot).",
+            discussion: "It speaks the line protocol of the README ('External bots') on its stdin and stdout and plays at the pace of --level. A bad line, a silent engine or one that exits: one line naming it, exit 2."))
+        var engine: String?
+
+        @Option(name: .customLong("engine-timeout"), help: "Milliseconds an engine may take to answer (1 to 60000).")
+        var engineTimeout: Int = 1_000
 
         @Option(help: "Stop after this many seconds.")
         var seconds: Double?
@@ -202,6 +246,8 @@ extension EggsCommand {
             if let games, !(1...10_000).contains(games) { throw ValidationError("--games must be from 1 to 10000") }
             guard groupTimeout > 0 && groupTimeout <= 3_600 else { throw ValidationError("--group-timeout must be from 0 to 3600") }
             guard stallTimeout > 0 && stallTimeout <= 3_600 else { throw ValidationError("--stall-timeout must be from 0 to 3600") }
+            guard (1...60_000).contains(engineTimeout) else { throw ValidationError("--engine-timeout must be from 1 to 60000") }
+            if engine != nil && count == 0 { throw ValidationError("--engine needs --count of 1 or more") }
         }
 
         func run() throws {
@@ -212,6 +258,16 @@ extension EggsCommand {
             let baseSeed = seed ?? generator.next()
             let firstID = network.peerID()
             let matchSettings = MatchSettings(speed: settings.speed, colors: settings.colors, gamesPerMatch: settings.bestOf)
+            var engines: [EngineProcess] = []
+            if let engine {
+                do {
+                    for _ in 0..<count { engines.append(try EngineProcess(command: engine, timeoutMilliseconds: engineTimeout)) }
+                } catch {
+                    for started in engines { started.close() }
+                    throw error
+                }
+            }
+            defer { for started in engines { started.close() } }
             var bots: [BotPeer] = []
             for index in 0..<(count + spectators) {
                 let spectator = index >= count
@@ -228,7 +284,8 @@ extension EggsCommand {
                     throw CommandFailure.badInput(error.description)
                 }
                 bots.append(BotPeer(peer: peer, level: level, seed: baseSeed &+ UInt64(index), settings: matchSettings,
-                                    playersWanted: players, gamesMax: games, spectator: spectator))
+                                    playersWanted: players, gamesMax: games, spectator: spectator,
+                                    engine: spectator || engines.isEmpty ? nil : engines[index]))
             }
             let start = MonotonicClock.now()
             let deadline = seconds.map { start.adding(nanoseconds: UInt64($0 * 1e9)) }
@@ -264,7 +321,14 @@ extension EggsCommand {
                     throw CommandFailure.detected(failure)
                 }
                 if now.nanoseconds >= nextTick {
-                    for bot in bots { bot.tick() }
+                    do {
+                        for bot in bots { try bot.tick() }
+                    } catch {
+                        let reports = bots.map { BotReport(bot: $0) }
+                        for bot in bots { bot.peer.close() }
+                        if let summary { try? BotReport.write(reports, to: summary) }
+                        throw error
+                    }
                     if !quiet { for bot in bots { bot.printFinishedGames() } }
                     nextTick += GameLoop.tickNanoseconds
                     if nextTick < now.nanoseconds { nextTick = now.nanoseconds + GameLoop.tickNanoseconds }
@@ -313,6 +377,9 @@ struct BotReport {
     /// Messages dropped as sent by an earlier life of a rejoined member's stream.
     var staleDropped: Int
     var chainsOf3: Int
+    /// Placements an external engine chose, and those it chose out of reach (played as hard drops).
+    var engineAnswers: Int
+    var engineFallbacks: Int
     var log: String
 
     init(bot: BotPeer) {
@@ -335,6 +402,8 @@ struct BotReport {
         sendQueued = match.pendingSendCount
         staleDropped = match.stats.staleDropped
         chainsOf3 = bot.chainsOf3
+        engineAnswers = bot.engineAnswers
+        engineFallbacks = bot.engineFallbacks
         log = bot.peer.logPath
     }
 
@@ -348,6 +417,7 @@ struct BotReport {
             ("eggWaitNowMs", .double((eggWaitNowMs * 1000).rounded() / 1000)),
             ("sendHolds", .int(Int64(clamping: sendHolds))), ("sendQueued", .int(Int64(clamping: sendQueued))),
             ("staleDropped", .int(Int64(clamping: staleDropped))), ("chainsOf3", .int(Int64(clamping: chainsOf3))),
+            ("engineAnswers", .int(Int64(clamping: engineAnswers))), ("engineFallbacks", .int(Int64(clamping: engineFallbacks))),
             ("log", .string(log)),
         ])
     }

@@ -10,7 +10,7 @@ struct EggsCommand: ParsableCommand {
         abstract: "A falling-egg puzzle game for the terminal, played peer to peer on a LAN.",
         discussion: ManualText.discussion,
         version: EggsCommand.version,
-        subcommands: [Play.self, Bot.self, Replay.self, Soak.self, Resolve.self],
+        subcommands: [Play.self, Bot.self, Replay.self, Soak.self, Resolve.self, BotEval.self],
         defaultSubcommand: Play.self
     )
 }

@@ -43,7 +43,7 @@ struct BotTests {
 
     @Test("a local match replays exactly from its recorded inputs, and garbage flows both ways")
     func localMatchReplays() {
-        var match = LocalMatch(options: .init(seed: 11, speed: 3), seats: [.bot(.hard), .bot(.medium)])
+        var match = LocalMatch(options: .init(seed: 11, speed: 3), seats: [.bot(.easy), .bot(.easy)])
         var sent = [0, 0], landed = [0, 0]
         while !match.isOver {
             for event in match.tick() {
@@ -63,10 +63,10 @@ struct BotTests {
         }
     }
 
-    @Test("hard beats easy in most of 50 seeded games", .tags(.slow), .slowTier)
+    @Test("hard beats easy in at least 8 of 10 seeded games", .tags(.slow), .slowTier)
     func hardBeatsEasy() {
         var hardWins = 0, easyWins = 0, draws = 0
-        for seed in UInt64(0)..<50 {
+        for seed in UInt64(0)..<10 {
             let hardSeat = Int(seed % 2)
             var seats: [LocalMatch.Seat] = [.bot(.easy), .bot(.easy)]
             seats[hardSeat] = .bot(.hard)
@@ -77,7 +77,7 @@ struct BotTests {
             default: easyWins += 1
             }
         }
-        print("hard vs easy over 50 games: hard \(hardWins), easy \(easyWins), draws \(draws)")
-        #expect(hardWins > 25)
+        print("hard vs easy over 10 games: hard \(hardWins), easy \(easyWins), draws \(draws)")
+        #expect(hardWins >= 8)
     }
 }

@@ -1,0 +1,83 @@
+/// The line protocol between eggs and an external bot engine (README, "External bots"): pure
+/// formatting of what eggs says and validation of what the engine answers.
+///
+/// ```
+/// eggs → engine   eggs-engine 1
+/// engine → eggs   ready [NAME]
+/// eggs → engine   state SEQ BOARD PAIR PREVIEW GARBAGE OPPONENTS
+/// engine → eggs   place SEQ COLUMN ORIENTATION
+/// ```
+public enum BotEngineProtocol {
+    /// The protocol version eggs speaks.
+    public static let version = 1
+    /// The first line eggs writes.
+    public static let hello = "eggs-engine \(version)"
+    /// The longest line eggs reads from an engine, in bytes (newline excluded).
+    public static let lineMax = 256
+
+    /// Why an engine's line was refused.
+    public struct AnswerError: Error, Sendable, Hashable, CustomStringConvertible {
+        public let line: String
+        public let reason: String
+
+        public var description: String {
+            let shown = line.count > 60 ? String(line.prefix(60)) + "…" : line
+            return "bad answer '\(shown)' (\(reason))"
+        }
+    }
+
+    /// A board as 12 rows of 6 cells, top first, joined by `/` (cells `.RBYPGO#`).
+    public static func boardField(_ board: Board) -> String {
+        board.notationRows.joined(separator: "/")
+    }
+
+    /// A pair as two letters, pivot then child.
+    public static func pairField(_ pair: EggPair) -> String {
+        String([pair.pivot.letter, pair.child.letter])
+    }
+
+    /// The `state` line for one decision.
+    /// - Parameters:
+    ///   - seq: the decision's number, increasing from 1.
+    ///   - preview: the pairs shown after `pair` (sent as `-` when none).
+    ///   - garbage: garbage eggs queued against the bot.
+    ///   - opponents: the other players' boards (sent as `-` when none).
+    public static func stateLine(seq: Int, board: Board, pair: EggPair, preview: [EggPair], garbage: Int, opponents: [Board]) -> String {
+        let previewField = preview.isEmpty ? "-" : preview.map(pairField).joined(separator: ",")
+        let opponentsField = opponents.isEmpty ? "-" : opponents.map(boardField).joined(separator: ",")
+        return "state \(seq) \(boardField(board)) \(pairField(pair)) \(previewField) \(max(0, garbage)) \(opponentsField)"
+    }
+
+    /// Validates the answer to the hello: `ready`, optionally followed by a name.
+    public static func parseReady(_ line: String) -> Result<String, AnswerError> {
+        let words = line.split(separator: " ", omittingEmptySubsequences: true)
+        guard words.first == "ready", words.count <= 2 else {
+            return .failure(AnswerError(line: line, reason: "expected 'ready [NAME]'"))
+        }
+        return .success(words.count == 2 ? String(words[1]) : "")
+    }
+
+    /// Validates an answer to the `state` line numbered `seq`: `place SEQ COLUMN ORIENTATION`,
+    /// a placement inside the grid.
+    public static func parsePlacement(_ line: String, seq: Int) -> Result<Placement, AnswerError> {
+        let words = line.split(separator: " ", omittingEmptySubsequences: true)
+        guard words.count == 4, words[0] == "place" else {
+            return .failure(AnswerError(line: line, reason: "expected 'place \(seq) COLUMN up|right|down|left'"))
+        }
+        guard Int(words[1]) == seq else {
+            return .failure(AnswerError(line: line, reason: "answers state \(words[1]), expected \(seq)"))
+        }
+        guard let column = Int(words[2]), (0..<Board.columnsCount).contains(column) else {
+            return .failure(AnswerError(line: line, reason: "column must be 0 to \(Board.columnsCount - 1)"))
+        }
+        let orientations: [Substring: Orientation] = ["up": .up, "right": .right, "down": .down, "left": .left]
+        guard let orientation = orientations[words[3]] else {
+            return .failure(AnswerError(line: line, reason: "orientation must be up, right, down or left"))
+        }
+        let placement = Placement(column: column, orientation: orientation)
+        guard Placement.all.contains(placement) else {
+            return .failure(AnswerError(line: line, reason: "the child egg would be outside the grid"))
+        }
+        return .success(placement)
+    }
+}

@@ -1,0 +1,82 @@
+/// How a bot judges a settled board: mostly by the chain it could fire with one or two more eggs
+/// (virtual drops of 1 to 3 eggs), plus shape terms (same-colour contacts, a smooth surface, free spawn columns).
+struct BotEvaluation {
+    /// The best chain that a few more eggs of one colour dropped in one column would fire.
+    struct Potential: Hashable {
+        var chain: Int
+        /// Eggs the trigger needs (1 to ``eggsMax``); 0 when there is no chain.
+        var eggs: Int
+    }
+
+    /// Eggs a virtual drop may use: 1 (easy), 2 or 3 (insane).
+    let eggsMax: Int
+
+    /// The value of a chain of `chain` steps, realised or within reach.
+    @inline(__always)
+    static func chainValue(_ chain: Int) -> Int { chain &* chain &* 60 &+ chain &* 100 }
+
+    /// The virtual drops: for every column and every colour touching the cells a drop would fill,
+    /// 1 then up to `eggsMax` eggs of that colour, and the longest chain they fire.
+    func potential(_ board: Board) -> Potential {
+        var best = Potential(chain: 0, eggs: 0)
+        for column in 0..<BotSimulator.columns {
+            let height = BotSimulator.height(board, column: column)
+            guard height < BotSimulator.rows - 1 else { continue }
+            var colours: UInt8 = 0
+            if height > 0 { colours |= Self.colourBit(BotSimulator.code(board, column: column, y: height - 1)) }
+            for y in height..<min(height + eggsMax, BotSimulator.rows) {
+                if column > 0 { colours |= Self.colourBit(BotSimulator.code(board, column: column - 1, y: y)) }
+                if column < BotSimulator.columns - 1 { colours |= Self.colourBit(BotSimulator.code(board, column: column + 1, y: y)) }
+            }
+            var code: UInt8 = 1
+            while colours != 0 && code <= 6 {
+                defer { code += 1 }
+                guard colours & (1 << code) != 0 else { continue }
+                colours &= ~(1 << code)
+                for eggs in 1...eggsMax {
+                    let chain = BotSimulator.virtualChain(board, code: code, column: column, count: eggs)
+                    guard chain > 0 else { continue }
+                    if chain > best.chain || (chain == best.chain && eggs < best.eggs) { best = Potential(chain: chain, eggs: eggs) }
+                    break
+                }
+            }
+        }
+        return best
+    }
+
+    @inline(__always)
+    static func colourBit(_ code: UInt8) -> UInt8 { code >= 1 && code <= 6 ? 1 << code : 0 }
+
+    /// The score of a settled board (higher is better).
+    func score(_ board: Board) -> Int {
+        let potential = self.potential(board)
+        var value = Self.chainValue(potential.chain) &- (potential.eggs > 1 ? potential.chain &* 40 : 0)
+        value &+= Self.shape(board)
+        return value
+    }
+
+    /// Same-colour contacts, surface smoothness and the height of the spawn columns.
+    static func shape(_ board: Board) -> Int {
+        var contacts = 0
+        for code in UInt8(1)...6 {
+            let plane = BotSimulator.plane(board, code: code)
+            if plane == 0 { continue }
+            contacts &+= (plane & (plane >> 1)).nonzeroBitCount &+ (plane & (plane >> Board.laneBits)).nonzeroBitCount
+        }
+        var roughness = 0
+        var previous = BotSimulator.height(board, column: 0)
+        var heights = previous
+        for column in 1..<BotSimulator.columns {
+            let height = BotSimulator.height(board, column: column)
+            let step = abs(height &- previous)
+            roughness &+= step > 1 ? (step &- 1) &* (step &- 1) : 0
+            heights &+= height
+            previous = height
+        }
+        // The spawn columns stay low: a pair must be able to travel along the top row.
+        let spawn = max(BotSimulator.height(board, column: Board.spawnColumns.0), BotSimulator.height(board, column: Board.spawnColumns.1))
+        let danger = spawn >= 10 ? (spawn &- 9) &* (spawn &- 9) &* 900 : 0
+        let crowding = heights > 54 ? (heights &- 54) &* 60 : 0
+        return contacts &* 30 &- roughness &* 15 &- danger &- crowding
+    }
+}

@@ -1,0 +1,198 @@
+import EggGame
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An external engine: a child process (`/bin/sh -c 'exec CMD'`) speaking ``BotEngineProtocol`` on
+/// its stdin and stdout; its stderr is this process's. Every fault of the engine (it cannot start,
+/// says something else than the protocol, is silent past the timeout, exits) is a
+/// ``CommandFailure`` with status 2 naming it. ``close()`` ends the child and reaps it.
+final class EngineProcess {
+    let command: String
+    let timeoutMilliseconds: Int
+    private(set) var pid: pid_t = 0
+    private(set) var name = ""
+    private var toChild: Int32 = -1
+    private var fromChild: Int32 = -1
+    private var buffer: [UInt8] = []
+
+    /// Starts the engine and waits (at most the timeout) for its answer to the hello.
+    init(command: String, timeoutMilliseconds: Int) throws {
+        self.command = command
+        self.timeoutMilliseconds = timeoutMilliseconds
+        // A dead engine must be an error on write, not a signal that ends the bot.
+        signal(SIGPIPE, SIG_IGN)
+        var input: [Int32] = [-1, -1], output: [Int32] = [-1, -1]
+        guard pipe(&input) == 0 else { throw fault("cannot make a pipe: \(String(cString: strerror(errno)))") }
+        guard pipe(&output) == 0 else {
+            Glibc.close(input[0]); Glibc.close(input[1])
+            throw fault("cannot make a pipe: \(String(cString: strerror(errno)))")
+        }
+        // Only the child's stdin and stdout (dup2 clears the flag) reach the engine.
+        for fd in input + output { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, input[0], 0)
+        posix_spawn_file_actions_adddup2(&actions, output[1], 1)
+        let args = ["/bin/sh", "-c", "exec " + command]
+        var cArgs: [UnsafeMutablePointer<CChar>?] = args.map { strdup($0) } + [nil]
+        defer { cArgs.forEach { free($0) } }
+        let result = posix_spawn(&pid, args[0], &actions, nil, &cArgs, environ)
+        Glibc.close(input[0])
+        Glibc.close(output[1])
+        toChild = input[1]
+        fromChild = output[0]
+        guard result == 0 else {
+            pid = 0
+            close()
+            throw fault("cannot start: \(String(cString: strerror(result)))")
+        }
+        _ = fcntl(fromChild, F_SETFL, fcntl(fromChild, F_GETFL) | O_NONBLOCK)
+        do {
+            try send(BotEngineProtocol.hello)
+            guard let line = try readLine(waitingMilliseconds: timeoutMilliseconds) else {
+                throw fault("no answer to '\(BotEngineProtocol.hello)' within \(timeoutMilliseconds) ms")
+            }
+            switch BotEngineProtocol.parseReady(line) {
+            case .success(let name): self.name = name
+            case .failure(let error): throw fault("\(error) to '\(BotEngineProtocol.hello)'")
+            }
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    deinit { close() }
+
+    func fault(_ message: String) -> CommandFailure {
+        CommandFailure.badInput("engine '\(command)': \(message)")
+    }
+
+    /// Writes one line to the engine.
+    func send(_ line: String) throws {
+        var bytes = Array(line.utf8)
+        bytes.append(0x0A)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { Glibc.write(toChild, $0.baseAddress, $0.count) }
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else { throw fault("exited (cannot write to it: \(String(cString: strerror(errno))))") }
+            offset += written
+        }
+    }
+
+    /// The next complete line from the engine, or nil when none has arrived yet (never blocks).
+    /// Lines starting with `#` are comments and skipped.
+    func readLine() throws -> String? {
+        while true {
+            if let newline = buffer.firstIndex(of: 0x0A) {
+                let line = String(decoding: buffer[..<newline], as: UTF8.self)
+                buffer.removeSubrange(...newline)
+                if line.hasPrefix("#") { continue }
+                return line.hasSuffix("\r") ? String(line.dropLast()) : line
+            }
+            guard buffer.count <= BotEngineProtocol.lineMax else {
+                throw fault("a line longer than \(BotEngineProtocol.lineMax) bytes")
+            }
+            var chunk = [UInt8](repeating: 0, count: 512)
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(fromChild, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return nil }
+            guard count > 0 else { throw fault("exited") }
+            buffer += chunk[0..<count]
+        }
+    }
+
+    /// The next line, waiting for it at most `waitingMilliseconds`; nil when none came in time.
+    func readLine(waitingMilliseconds: Int) throws -> String? {
+        let deadline = MonotonicNanoseconds.now() + UInt64(waitingMilliseconds) * 1_000_000
+        while true {
+            if let line = try readLine() { return line }
+            let now = MonotonicNanoseconds.now()
+            guard now < deadline else { return nil }
+            var fds = pollfd(fd: fromChild, events: Int16(POLLIN), revents: 0)
+            _ = poll(&fds, 1, Int32(min(1_000, (deadline - now) / 1_000_000 + 1)))
+        }
+    }
+
+    /// Closes the engine's input (it should exit at end of input), then ends it if it does not
+    /// within 200 ms (SIGTERM, then SIGKILL) and reaps it.
+    func close() {
+        if toChild >= 0 { Glibc.close(toChild); toChild = -1 }
+        if fromChild >= 0 { Glibc.close(fromChild); fromChild = -1 }
+        guard pid > 0 else { return }
+        var status: Int32 = 0
+        for step in 0..<40 {
+            if waitpid(pid, &status, WNOHANG) != 0 { pid = 0; return }
+            if step == 20 { kill(pid, SIGTERM) }
+            usleep(10_000)
+        }
+        kill(pid, SIGKILL)
+        waitpid(pid, &status, 0)
+        pid = 0
+    }
+}
+
+/// CLOCK_MONOTONIC in nanoseconds.
+enum MonotonicNanoseconds {
+    static func now() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+}
+
+/// A bot player whose placements come from an engine: on each new pair it sends the state, then
+/// (without blocking the game loop) waits for the answer, validates it and plays it at the pace
+/// of its level. A placement the pair can no longer reach when the answer arrives (it fell while
+/// the engine thought) becomes a hard drop where it is.
+struct EnginePlayer {
+    private(set) var pacer: BotPacer
+    private var seq = 0
+    private var plannedPairIndex = -1
+    private var askedAt: UInt64?
+    private(set) var answers = 0
+    private(set) var fallbacks = 0
+
+    init(level: BotLevel) {
+        pacer = BotPacer(level: level)
+    }
+
+    /// Advances one tick; returns the move to apply now, if any.
+    /// - Throws: ``CommandFailure`` (status 2) when the engine fails.
+    mutating func tick(engine: EngineProcess, grid: PlayerGrid, preview: [EggPair], garbage: Int, opponents: [Board]) throws -> Move? {
+        guard grid.state == .live, let live = grid.livePair else { return nil }
+        if plannedPairIndex != grid.pairsSpawned {
+            plannedPairIndex = grid.pairsSpawned
+            seq += 1
+            try engine.send(BotEngineProtocol.stateLine(seq: seq, board: grid.board, pair: live.pair, preview: preview,
+                                                        garbage: garbage, opponents: opponents))
+            askedAt = MonotonicNanoseconds.now()
+            pacer.start([])
+        }
+        if let asked = askedAt {
+            guard let line = try engine.readLine() else {
+                if MonotonicNanoseconds.now() - asked > UInt64(engine.timeoutMilliseconds) * 1_000_000 {
+                    throw engine.fault("no answer to state \(seq) within \(engine.timeoutMilliseconds) ms")
+                }
+                return nil
+            }
+            askedAt = nil
+            let placement: Placement
+            switch BotEngineProtocol.parsePlacement(line, seq: seq) {
+            case .success(let chosen): placement = chosen
+            case .failure(let error): throw engine.fault(error.description)
+            }
+            answers += 1
+            if let moves = Bot.moves(to: placement, from: live, on: grid.board) {
+                pacer.start(moves)
+            } else {
+                fallbacks += 1
+                pacer.start([.hardDrop])
+            }
+        }
+        return pacer.tick()
+    }
+}

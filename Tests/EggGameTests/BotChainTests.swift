@@ -1,0 +1,93 @@
+import Testing
+@testable import EggGame
+
+/// A board holding a 2-chain that one red egg in column 2 fires (and a 1-chain from a blue egg in
+/// column 1).
+private let twoChainBoard = board(
+    "B.....",
+    "B.....",
+    "BY....",
+    "RB....",
+    "RR...."
+)
+
+@Suite("bots that build chains")
+struct BotChainTests {
+    @Test("the evaluation finds the chain that one more egg would fire")
+    func virtualDropsFindChain() {
+        let one = BotEvaluation(eggsMax: 1).potential(twoChainBoard)
+        #expect(one == .init(chain: 2, eggs: 1))
+        #expect(BotEvaluation(eggsMax: 2).potential(twoChainBoard) == .init(chain: 2, eggs: 1))
+        // Two eggs are needed to complete a group of two.
+        let two = board("RR....")
+        #expect(BotEvaluation(eggsMax: 1).potential(two).chain == 0)
+        #expect(BotEvaluation(eggsMax: 2).potential(two) == .init(chain: 1, eggs: 2))
+        #expect(BotEvaluation(eggsMax: 2).potential(Board()).chain == 0)
+    }
+
+    @Test("a building bot keeps a short chain for later; crowded, it fires it")
+    func firesWhenCrowded() {
+        let pair = EggPair(pivot: .red, child: .red)
+        for level in [BotLevel.hard, .insane] {
+            var bot = Bot(level: level, seed: 3)
+            let calm = bot.choosePlacement(board: twoChainBoard, current: pair, preview: [EggPair(pivot: .green, child: .yellow)], context: BotContext())!
+            #expect(BotSimulator.place(pair, at: calm, on: twoChainBoard).chain == 0, "\(level) fired a 2-chain at \(calm)")
+            var crowded = twoChainBoard
+            for y in 0..<10 { crowded.setCode(column: 3, y: y, code: 7) }
+            for y in 0..<10 { crowded.setCode(column: 5, y: y, code: 7) }
+            let pressed = bot.choosePlacement(board: crowded, current: pair, preview: [EggPair(pivot: .green, child: .yellow)], context: BotContext())!
+            #expect(BotSimulator.place(pair, at: pressed, on: crowded).chain >= 2, "\(level) kept its chain at \(pressed)")
+        }
+    }
+
+    @Test("the search reads the current pair and the pairs shown next, never further")
+    func searchDepthIsWhatAHumanSees() {
+        var rng = Xoshiro256StarStar(seed: 21)
+        for trial in 0..<12 {
+            var grid = PlayerGrid()
+            grid.apply(.landGarbage(rng.nextInt(below: 12)))
+            var board = grid.board
+            for _ in 0..<10 {
+                let pair = EggPair(value: rng.next(), colors: 4)
+                board.drop(pair, orientation: .up, column: rng.nextInt(below: 6))
+                _ = board.resolveChainCounts()
+            }
+            let current = EggPair(value: rng.next(), colors: 4), next = EggPair(value: rng.next(), colors: 4)
+            let shown = EggPair(value: rng.next(), colors: 4)
+            // Hard reads one pair ahead, insane as many as are shown (here two): a pair beyond them
+            // must not change the decision.
+            var first = Bot(level: .hard, seed: 9), second = Bot(level: .hard, seed: 9)
+            let a = first.choosePlacement(board: board, current: current, preview: [next, EggPair(pivot: .red, child: .red)], context: .init())
+            let b = second.choosePlacement(board: board, current: current, preview: [next, EggPair(pivot: .blue, child: .yellow)], context: .init())
+            var third = Bot(level: .insane, seed: 9), fourth = Bot(level: .insane, seed: 9)
+            let c = third.choosePlacement(board: board, current: current, preview: [next, shown, EggPair(pivot: .red, child: .red)], context: .init())
+            let d = fourth.choosePlacement(board: board, current: current, preview: [next, shown, EggPair(pivot: .blue, child: .yellow)], context: .init())
+            #expect(c == d, "trial \(trial): a pair beyond the two shown changed the decision")
+            #expect(a == b, "trial \(trial): a pair beyond the shown one changed the decision")
+        }
+    }
+
+    @Test("two bots of one level with their own seeds do not mirror each other", arguments: BotLevel.allCases)
+    func noMirroring(level: BotLevel) {
+        var match = LocalMatch(options: .init(seed: 4, speed: 0), seats: [.bot(level), .bot(level)])
+        while !match.isOver && match.grids[0].pairsSpawned < 12 && match.grids[1].pairsSpawned < 12 { match.tick() }
+        let moves = match.inputs.map { $0.filter { if case .move = $0 { true } else { false } } }
+        #expect(moves[0] != moves[1], "\(level): both seats made the same moves")
+    }
+
+    @Test("each level keeps its pace; insane is no faster than 3 pairs a second", arguments: BotLevel.allCases)
+    func pace(level: BotLevel) {
+        let result = BotBench.solo(level: level, seeds: [1], pairsMax: 20, clock: { 0 })
+        #expect(result.pairsPerSecond <= level.pairsPerSecond + 0.01, "\(level): \(result.pairsPerSecond) pairs/s")
+        #expect(result.pairsPerSecond >= level.pairsPerSecond * 0.85, "\(level): \(result.pairsPerSecond) pairs/s")
+        #expect(BotLevel.insane.pairsPerSecond <= 3.0)
+    }
+
+    @Test("alone, hard builds a chain of 6 or more in each of 3 seeded games; the measurement repeats")
+    func hardBuildsChains() {
+        let result = BotBench.solo(level: .hard, seeds: [0, 1, 2], pairsMax: 70, clock: { 0 })
+        #expect(result.largestChains.allSatisfy { $0 >= 6 }, "largest chains \(result.largestChains)")
+        let again = BotBench.solo(level: .hard, seeds: [0, 1, 2], pairsMax: 70, clock: { 0 })
+        #expect(again.largestChains == result.largestChains)
+    }
+}
