@@ -255,7 +255,7 @@ extension MatchMessage {
         if let leader = room.goLeader { w.fixed64(leader.raw) }
     }
 
-    private static func readRoom(_ r: inout ByteReader) -> RoomSnapshot? {
+    private static func readRoom(_ r: inout LEB128ByteReader) -> RoomSnapshot? {
         guard let settings = readSettings(&r), let version = r.varint(max: UInt64(UInt32.max)), let author = r.fixed64(),
               let count = r.varint(max: UInt64(Snapshot.lobbyEntriesMax)) else { return nil }
         var marks: [PeerID: Bool] = [:]

@@ -321,7 +321,7 @@ extension MatchPeer {
             stats.backpressureHolds += 1
             return nil
         }
-        let outcome = applyOwner(move)
+        let outcome = applyOwner(.move(move))
         ownerSettle(now: now)
         flushOwner()
         return outcome

@@ -47,7 +47,7 @@ public enum BotBench {
                 decidesNow = false
                 for event in events {
                     switch event {
-                    case .input(_, _, .locked(let chain)): largest = max(largest, chain.chain)
+                    case .input(_, _, .ticked(_, let chain?)): largest = max(largest, chain.chain)
                     case .input(_, _, .spawned): decidesNow = true
                     default: break
                     }

@@ -381,7 +381,7 @@ final class NetPlayScreen: Screen {
             }
             let pictured = order.map { id -> PlayerPanel in
                 let grid = state.pictures[id]?.grid ?? PlayerGrid()
-                let gone = !present.contains(id) || state.out.contains(id)
+                let gone = !present.contains(id) || state.leftDuringGame.contains(id)
                 return PlayerPanel(
                     name: lobbyNames[id] ?? id.hex, grid: grid, next: [], wins: state.wins[id] ?? 0,
                     incomingGarbage: 0, chain: 0, status: gone ? "gone" : "joined mid-game", isLocal: false, alert: gone)

@@ -1,5 +1,6 @@
 import EggGame
 import EggSim
+import EggTestSupport
 import PeerNet
 import Testing
 @testable import Consensus
@@ -8,7 +9,7 @@ private let ms: UInt64 = 1_000_000
 private let seconds: UInt64 = 1_000_000_000
 
 /// A player of two killed (kill -9, no restart) mid-game, on EggSim.
-@Suite("A player of two killed on the simulated network")
+@Suite("A player of two killed on the simulated network", .tags(.slow), .slowTier)
 struct SimCrashTests {
     /// One seed: two bot peers play (best of 3, speed 9); mid-game the victim (`highest`: the
     /// higher ID, else the lower) is killed for good. The survivor's match must be over within
@@ -63,7 +64,7 @@ struct SimCrashTests {
     @Test("kill -9 of either of two players mid-game: the survivor's match is over within the suspect timeout + 1 s, the higher ID wins the game, the lower ID's match ends without a winner",
           arguments: [true, false])
     func crashOfOne(highest: Bool) {
-        expectSeedsPass(chunk: 0, defaultCount: 3, reproduce: { "SimCrashTests.runCrash(seed: \($0), highest: \(highest))" }) {
+        expectSeedsPass(chunk: 0, defaultCount: 3, filter: "SimCrashTests/crashOfOne", reproduce: { "SimCrashTests.runCrash(seed: \($0), highest: \(highest))" }) {
             Self.runCrash(seed: $0, highest: highest)
         }
     }

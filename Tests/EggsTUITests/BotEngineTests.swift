@@ -1,8 +1,9 @@
+import EggTestSupport
 import Foundation
 import Testing
 
 /// `bot --engine`: external engines over the line protocol, in real matches on 127.0.0.1.
-@Suite("bot engines", .serialized)
+@Suite("bot engines", .serialized, .tags(.slow), .slowTier)
 struct BotEngineTests {
     static let exampleEngine = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("../../examples/engine.py").standardized.path
@@ -17,9 +18,9 @@ struct BotEngineTests {
     @Test("a bot driven by examples/engine.py plays a whole match against a built-in bot; its placements are the engine's")
     func exampleEnginePlaysMatch() throws {
         try #require(Self.hasPython, "python3 is needed for the example engine")
-        let directory = try BotAndReplayTests.temporaryDirectory("engine")
+        let directory = try Harness.temporaryDirectory("engine")
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let port = Int.random(in: 20_000...60_000)
+        let port = TestPorts.next()
         let record = "\(directory)/answers.txt"
         var runs: [Process] = []
         for index in 0..<2 {
@@ -70,7 +71,7 @@ struct BotEngineTests {
         for (command, message) in cases {
             let start = Date()
             let result = try Harness.run([
-                "bot", "--interface", "127.0.0.1", "--port", "\(Int.random(in: 20_000...60_000))", "--seconds", "20",
+                "bot", "--interface", "127.0.0.1", "--port", "\(TestPorts.next())", "--seconds", "20",
                 "--engine", command, "--engine-timeout", "300",
             ], timeoutSeconds: 20)
             #expect(result.status == 2, "\(command): \(result.stderr)")

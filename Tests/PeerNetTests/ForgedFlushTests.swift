@@ -1,3 +1,4 @@
+import EggPrimitives
 import EggSim
 @testable import PeerNet
 import Testing
@@ -12,7 +13,7 @@ import Testing
 struct ForgedFlushTests {
     static func id(_ n: UInt64) -> PeerID { PeerID(n) }
     static let stranger = Member(id: PeerID(0x666), incarnation: 7)
-    static let room = FNV1a.hash(Array("eggs".utf8))
+    static let room = FNV1a64.hash(Array("eggs".utf8))
 
     /// Makes `target` prove `stranger` through the real handshake: a heartbeat from it gets it
     /// challenged; the challenge is read off the network and answered with its cookie. The
