@@ -1,3 +1,4 @@
+import EggPrimitives
 /// Headless measurements of the bot levels: solo games (the chains each level builds, its pace and
 /// its decision time) and matches between two levels, all through ``LocalMatch`` at the levels' own
 /// paces. Deterministic for given seeds, except the decision times, read from `clock`.
@@ -24,9 +25,8 @@ public enum BotBench {
         }
         /// The 99th percentile (nearest rank).
         public var p99DecisionMicroseconds: Double {
-            guard !decisionNanoseconds.isEmpty else { return 0 }
-            let rank = min(decisionNanoseconds.count - 1, (decisionNanoseconds.count * 99 + 99) / 100 - 1)
-            return Double(decisionNanoseconds[rank]) / 1_000
+            guard let p99 = nearestRank(0.99, ofSorted: decisionNanoseconds) else { return 0 }
+            return Double(p99) / 1_000
         }
     }
 

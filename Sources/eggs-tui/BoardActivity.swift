@@ -3,11 +3,8 @@ import EggGame
 /// What a board draws of a chain in time and of the garbage queued against its player. The
 /// drawing (`MatchView`) reads only this, on owners and mirrors alike.
 ///
-/// `GridActivity` feeds it from what ``PlayerGrid`` reports. Today a lock resolves its chain at
-/// once, so nothing pops in time and the counter shows the last lock's chain. A grid that
-/// resolves in time (landing, popping, falling eggs, the current chain step, the steps' garbage)
-/// plugs in here: `isPopping` from its per-egg activity, `chainStep` and `chainGarbage` from its
-/// steps so far, and the drawing follows the rule set's timing with no other change.
+/// `GridActivity` feeds it from what ``PlayerGrid`` reports as it resolves in time (SPEC §2.1
+/// timing): the per-egg activity, the current chain step and the steps so far.
 protocol BoardActivity {
     /// Whether the egg at `column`, `row` (0 = top) is popping now (drawn flashing).
     func isPopping(column: Int, row: Int) -> Bool
@@ -19,26 +16,24 @@ protocol BoardActivity {
     var queuedGarbage: Int { get }
 }
 
-/// ``BoardActivity`` from a grid as it reports itself today. With the timed grid of the rules
-/// branch (`activity(column:row:)`, `chainStep`, `chainSteps`) the three members become:
-///
-///     func isPopping(column: Int, row: Int) -> Bool {
-///         if case .popping = grid.activity(column: column, row: row) { return true }
-///         return false
-///     }
-///     var chainStep: Int { grid.chainStep > 0 ? grid.chainStep : lastChain }
-///     var chainGarbage: Int {
-///         grid.chainStep > 0 ? ChainResult(steps: grid.chainSteps).garbage : (lastChain > 1 ? grid.garbagePending : 0)
-///     }
+/// ``BoardActivity`` from a grid as it resolves in time: popping eggs flash while they pop, the
+/// counter shows the chain step resolving now (the last chain's length once it has ended), and
+/// the garbage counts up as the steps pop. Owners and mirrors draw the same, since a mirror's
+/// grid ticks through the same resolution.
 struct GridActivity: BoardActivity {
     var grid: PlayerGrid
     var queuedGarbage: Int
-    /// The chain to show (the screen keeps the last lock's while it is fresh).
+    /// The chain to show once it has ended (the screen keeps the last one while it is fresh).
     var lastChain: Int
 
-    func isPopping(column: Int, row: Int) -> Bool { false }
-    var chainStep: Int { lastChain }
-    var chainGarbage: Int { lastChain > 1 ? grid.garbagePending : 0 }
+    func isPopping(column: Int, row: Int) -> Bool {
+        if case .popping = grid.activity(column: column, row: row) { return true }
+        return false
+    }
+    var chainStep: Int { grid.chainStep > 0 ? grid.chainStep : lastChain }
+    var chainGarbage: Int {
+        grid.chainStep > 0 ? ChainResult(steps: grid.chainSteps).garbage : (lastChain > 1 ? grid.garbagePending : 0)
+    }
 }
 
 /// The garbage tray above a board, as Puyo draws it: one icon per 30, per 6 and per single egg
