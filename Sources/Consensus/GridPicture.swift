@@ -9,7 +9,7 @@ public struct GridPicture: Hashable, Sendable {
     public var player: PeerID
     /// Pairs the player had spawned (the picture's stream position).
     public var pairs: UInt32
-    /// The 72 cells, row 0 (top) first, six per row: 0 empty, 1...6 the colours, 7 garbage.
+    /// The cells (`cellsCount`), row 0 (top) first, six per row: 0 empty, 1...6 the colours, 7 garbage.
     public var cells: [UInt8]
 
     public static let cellsCount = Board.columnsCount * Board.rowsCount
@@ -36,7 +36,7 @@ public struct GridPicture: Hashable, Sendable {
         self.init(player: player, pairs: UInt32(clamping: grid.pairsSpawned), cells: cells)
     }
 
-    /// 72 cells of codes 0...7, a stream position within a game's rounds.
+    /// `cellsCount` cells of codes 0...7, a stream position within a game's rounds.
     public var isValid: Bool {
         cells.count == Self.cellsCount && cells.allSatisfy { $0 <= 7 } && pairs <= EggRounds.roundsMax
     }
@@ -52,7 +52,7 @@ public struct GridPicture: Hashable, Sendable {
         return PlayerGrid(board: board)
     }
 
-    /// The cells as 72 digits (the log's form).
+    /// The cells as `cellsCount` digits (the log's form).
     var digits: String { String(cells.map { Character(String($0)) }) }
 
     static func cells(digits: String) -> [UInt8]? {

@@ -26,7 +26,7 @@ public enum BotEngineProtocol {
         }
     }
 
-    /// A board as 12 rows of 6 cells, top first, joined by `/` (cells `.RBYPGO#`).
+    /// A board as all its rows (15 for `sfe`: rows 0–2 hold only garbage), 6 cells each, top first, joined by `/` (cells `.RBYPGO#`).
     public static func boardField(_ board: Board) -> String {
         board.notationRows.joined(separator: "/")
     }

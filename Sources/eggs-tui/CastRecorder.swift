@@ -146,26 +146,25 @@ struct ChainWatcher {
 
     private struct Look: Equatable {
         var game: UInt32
-        var live: Bool
-        var pairsSpawned: Int
-        var lastChain: ChainResult?
+        /// Resolutions the grid has ended (each one's chain, possibly empty, became `lastChain`).
+        var chainsResolved: Int
     }
 
     private var looks: [PeerID: Look] = [:]
 
-    /// The chains of `markedChainMin` or more made since the last look.
+    /// The chains of `markedChainMin` or more that ended since the last look.
     mutating func observe(_ replica: MatchPeer) -> [Chain] {
         guard let match = replica.match else { return [] }
         var chains: [Chain] = []
         for player in match.players {
             guard let grid = match.mirrors[player]?.grid else { continue }
-            let now = Look(game: match.game, live: grid.livePair != nil, pairsSpawned: grid.pairsSpawned, lastChain: grid.lastChain)
+            let now = Look(game: match.game, chainsResolved: grid.chainsResolved)
             defer { looks[player] = now }
-            guard let before = looks[player], before.game == now.game, before != now, let chain = now.lastChain else { continue }
-            // A lock happened when the live pair went away (or a later one spawned), or when
-            // the last chain changed (a pair spawned and locked between the two looks).
-            let locked = (before.live && (!now.live || now.pairsSpawned > before.pairsSpawned)) || before.lastChain != now.lastChain
-            if locked && chain.chain >= CastRecorder.markedChainMin {
+            // A chain ends in time after its pair locked: each resolution that ended is marked
+            // once (between two looks at most one ends, since a chain takes many ticks).
+            let ended = looks[player].map { $0.game == now.game && now.chainsResolved > $0.chainsResolved }
+                ?? (now.chainsResolved > 0)
+            if ended, let chain = grid.lastChain, chain.chain >= CastRecorder.markedChainMin {
                 chains.append(Chain(player: player, length: chain.chain))
             }
         }

@@ -36,11 +36,11 @@ struct LateJoinGridsTests {
 
     @Test("a hostile grids message is dropped and counted; a picture never goes back in time")
     func hostileGrids() throws {
-        let good = GridPicture(player: PeerID(1), pairs: 5, cells: Array(repeating: 0, count: 71) + [3])
+        let good = GridPicture(player: PeerID(1), pairs: 5, cells: Array(repeating: 0, count: GridPicture.cellsCount - 1) + [3])
         let message = MatchMessage.grids(game: 4, pictures: [good])
         #expect(MatchMessage.decode(message.encoded()) == message)
         #expect(MatchMessage(json: message.json) == message)
-        #expect(good.grid.board[column: 5, row: 11] == .egg(.yellow))
+        #expect(good.grid.board[column: 5, row: Board.rowsCount - 1] == .egg(.yellow))
         var badCell = good
         badCell.cells[0] = 9
         let tooFar = GridPicture(player: PeerID(1), pairs: EggRounds.roundsMax + 1, cells: good.cells)
@@ -68,7 +68,7 @@ struct LateJoinGridsTests {
         let dropped = h.peers[joiner]!.stats.invalidDropped
         h.queues[joiner]![ids[0], default: []].append(MatchMessage.grids(game: game, pictures: [badCell]).encoded())
         // A well-formed but older picture does not replace a newer one.
-        let old = GridPicture(player: ids[1], pairs: 0, cells: Array(repeating: 7, count: 72))
+        let old = GridPicture(player: ids[1], pairs: 0, cells: Array(repeating: 7, count: GridPicture.cellsCount))
         h.queues[joiner]![ids[0], default: []].append(MatchMessage.grids(game: game, pictures: [old]).encoded())
         h.deliverAll(to: [joiner])
         #expect(h.peers[joiner]!.stats.invalidDropped == dropped + 1)

@@ -8,9 +8,9 @@ struct BotEngineProtocolTests {
         let mine = board("RB....", "RBY...")
         let line = BotEngineProtocol.stateLine(seq: 7, board: mine, pair: EggPair(pivot: .yellow, child: .purple),
                                                preview: [EggPair(pivot: .green, child: .red)], garbage: 12, opponents: [Board(), board("#.....")])
-        let empty = Array(repeating: "......", count: 12).joined(separator: "/")
-        let rows = Array(repeating: "......", count: 10) + ["RB....", "RBY..."]
-        let garbageRows = Array(repeating: "......", count: 11) + ["#....."]
+        let empty = Array(repeating: "......", count: Board.rowsCount).joined(separator: "/")
+        let rows = Array(repeating: "......", count: Board.rowsCount - 2) + ["RB....", "RBY..."]
+        let garbageRows = Array(repeating: "......", count: Board.rowsCount - 1) + ["#....."]
         #expect(line == "state 7 \(rows.joined(separator: "/")) YP GR 12 \(empty),\(garbageRows.joined(separator: "/"))")
         #expect(BotEngineProtocol.stateLine(seq: 1, board: Board(), pair: EggPair(pivot: .red, child: .red), preview: [], garbage: -3, opponents: [])
                 == "state 1 \(empty) RR - 0 -")
