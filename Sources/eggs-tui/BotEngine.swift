@@ -1,20 +1,27 @@
 import EggGame
+import Foundation
+import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// An external engine: a child process (`/bin/sh -c 'exec CMD'`) speaking ``BotEngineProtocol`` on
-/// its stdin and stdout; its stderr is this process's. Every fault of the engine (it cannot start,
-/// says something else than the protocol, is silent past the timeout, exits) is a
-/// ``CommandFailure`` with status 2 naming it. ``close()`` ends the child and reaps it.
+/// An external engine: a child process (`/bin/sh -c 'exec CMD'`, started by Foundation's
+/// `Process`) speaking ``BotEngineProtocol`` on its stdin and stdout; its stderr is this
+/// process's. Every fault of the engine (it cannot start, says something else than the protocol,
+/// is silent past the timeout, exits) is a ``CommandFailure`` with status 2 naming it.
+/// ``close()`` ends the child and reaps it.
 final class EngineProcess {
     let command: String
     let timeoutMilliseconds: Int
-    private(set) var pid: pid_t = 0
+    private let process = Process()
+    private let input = Pipe()
+    private let output = Pipe()
     private(set) var name = ""
-    private var toChild: Int32 = -1
-    private var fromChild: Int32 = -1
+    private var open = false
     private var buffer: [UInt8] = []
+
+    /// The child's process ID (0 before it started).
+    var pid: pid_t { process.processIdentifier }
 
     /// Starts the engine and waits (at most the timeout) for its answer to the hello.
     init(command: String, timeoutMilliseconds: Int) throws {
@@ -22,33 +29,19 @@ final class EngineProcess {
         self.timeoutMilliseconds = timeoutMilliseconds
         // A dead engine must be an error on write, not a signal that ends the bot.
         signal(SIGPIPE, SIG_IGN)
-        var input: [Int32] = [-1, -1], output: [Int32] = [-1, -1]
-        guard pipe(&input) == 0 else { throw fault("cannot make a pipe: \(String(cString: strerror(errno)))") }
-        guard pipe(&output) == 0 else {
-            Glibc.close(input[0]); Glibc.close(input[1])
-            throw fault("cannot make a pipe: \(String(cString: strerror(errno)))")
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", "exec " + command]
+        process.standardInput = input
+        process.standardOutput = output
+        do {
+            // `run` closes the child's ends of both pipes in this process.
+            try process.run()
+        } catch {
+            throw fault("cannot start: \(error.localizedDescription)")
         }
-        // Only the child's stdin and stdout (dup2 clears the flag) reach the engine.
-        for fd in input + output { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, input[0], 0)
-        posix_spawn_file_actions_adddup2(&actions, output[1], 1)
-        let args = ["/bin/sh", "-c", "exec " + command]
-        var cArgs: [UnsafeMutablePointer<CChar>?] = args.map { strdup($0) } + [nil]
-        defer { cArgs.forEach { free($0) } }
-        let result = posix_spawn(&pid, args[0], &actions, nil, &cArgs, environ)
-        Glibc.close(input[0])
-        Glibc.close(output[1])
-        toChild = input[1]
-        fromChild = output[0]
-        guard result == 0 else {
-            pid = 0
-            close()
-            throw fault("cannot start: \(String(cString: strerror(result)))")
-        }
-        _ = fcntl(fromChild, F_SETFL, fcntl(fromChild, F_GETFL) | O_NONBLOCK)
+        open = true
+        let reading = output.fileHandleForReading.fileDescriptor
+        _ = fcntl(reading, F_SETFL, fcntl(reading, F_GETFL) | O_NONBLOCK)
         do {
             try send(BotEngineProtocol.hello)
             guard let line = try readLine(waitingMilliseconds: timeoutMilliseconds) else {
@@ -72,20 +65,17 @@ final class EngineProcess {
 
     /// Writes one line to the engine.
     func send(_ line: String) throws {
-        var bytes = Array(line.utf8)
-        bytes.append(0x0A)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { Glibc.write(toChild, $0.baseAddress, $0.count) }
-            if written < 0 && errno == EINTR { continue }
-            guard written > 0 else { throw fault("exited (cannot write to it: \(String(cString: strerror(errno))))") }
-            offset += written
+        guard open else { throw fault("exited") }
+        if let code = FileHandleOutput.writeAll(input.fileHandleForWriting.fileDescriptor, line + "\n") {
+            throw fault("exited (cannot write to it: \(String(cString: strerror(code))))")
         }
     }
 
     /// The next complete line from the engine, or nil when none has arrived yet (never blocks).
     /// Lines starting with `#` are comments and skipped.
     func readLine() throws -> String? {
+        guard open else { throw fault("exited") }
+        let file = FileDescriptor(rawValue: output.fileHandleForReading.fileDescriptor)
         while true {
             if let newline = buffer.firstIndex(of: 0x0A) {
                 let line = String(decoding: buffer[..<newline], as: UTF8.self)
@@ -97,9 +87,15 @@ final class EngineProcess {
                 throw fault("a line longer than \(BotEngineProtocol.lineMax) bytes")
             }
             var chunk = [UInt8](repeating: 0, count: 512)
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(fromChild, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return nil }
+            let count: Int
+            do {
+                // swift-system retries EINTR.
+                count = try chunk.withUnsafeMutableBytes { try file.read(into: $0) }
+            } catch Errno.wouldBlock {
+                return nil
+            } catch {
+                throw fault("exited (cannot read from it: \(error))")
+            }
             guard count > 0 else { throw fault("exited") }
             buffer += chunk[0..<count]
         }
@@ -112,7 +108,7 @@ final class EngineProcess {
             if let line = try readLine() { return line }
             let now = MonotonicNanoseconds.now()
             guard now < deadline else { return nil }
-            var fds = pollfd(fd: fromChild, events: Int16(POLLIN), revents: 0)
+            var fds = pollfd(fd: output.fileHandleForReading.fileDescriptor, events: Int16(POLLIN), revents: 0)
             _ = poll(&fds, 1, Int32(min(1_000, (deadline - now) / 1_000_000 + 1)))
         }
     }
@@ -120,18 +116,17 @@ final class EngineProcess {
     /// Closes the engine's input (it should exit at end of input), then ends it if it does not
     /// within 200 ms (SIGTERM, then SIGKILL) and reaps it.
     func close() {
-        if toChild >= 0 { Glibc.close(toChild); toChild = -1 }
-        if fromChild >= 0 { Glibc.close(fromChild); fromChild = -1 }
-        guard pid > 0 else { return }
-        var status: Int32 = 0
+        guard open else { return }
+        open = false
+        try? input.fileHandleForWriting.close()
+        try? output.fileHandleForReading.close()
         for step in 0..<40 {
-            if waitpid(pid, &status, WNOHANG) != 0 { pid = 0; return }
-            if step == 20 { kill(pid, SIGTERM) }
+            if !process.isRunning { break }
+            if step == 20 { process.terminate() }
             usleep(10_000)
         }
-        kill(pid, SIGKILL)
-        waitpid(pid, &status, 0)
-        pid = 0
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
     }
 }
 

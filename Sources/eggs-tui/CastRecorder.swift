@@ -1,4 +1,5 @@
 import Consensus
+import SystemPackage
 import EggGame
 import PeerNet
 #if canImport(Glibc)
@@ -105,10 +106,12 @@ struct LoadedLog {
     var truncatedAtLine: Int?
 
     init(path: String, passphrase: String? = nil) throws {
-        let fd = open(path, O_RDONLY)
-        guard fd >= 0 else { throw CommandFailure.badInput("cannot open '\(path)': \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        guard let bytes = FileHandleOutput.readAll(fd, limit: ReplayScreen.logBytesMax) else {
+        let bytes: [UInt8]
+        switch WholeFile.read(path, limit: ReplayScreen.logBytesMax) {
+        case .success(let all): bytes = all
+        case .failure(.cannotOpen(let code)):
+            throw CommandFailure.badInput("cannot open '\(path)': \(WholeFile.Failure.cannotOpen(code).reason)")
+        case .failure(.unreadableOrTooLarge):
             throw CommandFailure.badInput("cannot read '\(path)', or it is over \(ReplayScreen.logBytesMax) bytes")
         }
         var reader = LogReader(passphrase: passphrase)
@@ -273,7 +276,7 @@ struct CastScreen {
 /// Writes an asciicast v2 file: a JSON header line, then one `[time, code, data]` line per
 /// event, buffered and bounded in size.
 struct CastWriter {
-    private let fd: Int32
+    private let file: FileDescriptor
     private let path: String
     private let bytesMax: Int
     private var buffer: [UInt8] = []
@@ -281,9 +284,12 @@ struct CastWriter {
     private var lastTime = 0.0
 
     init(path: String, width: Int, height: Int, title: String, bytesMax: Int) throws {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw CommandFailure.badInput("cannot write '\(path)': \(String(cString: strerror(errno)))") }
-        self.fd = fd
+        do {
+            file = try FileDescriptor.open(path, .writeOnly, options: [.create, .truncate, .closeOnExec],
+                                           permissions: [.ownerReadWrite, .groupRead, .otherRead])
+        } catch {
+            throw CommandFailure.badInput("cannot write '\(path)': \(LogFile.describe(error as? Errno ?? .ioError))")
+        }
         self.path = path
         self.bytesMax = bytesMax
         let header = JSONValue.object([
@@ -321,18 +327,21 @@ struct CastWriter {
     mutating func finish() throws { try flush() }
 
     private mutating func flush() throws {
-        var offset = 0
-        while offset < buffer.count {
-            let written = buffer[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw CommandFailure.detected("cannot write '\(path)': \(String(cString: strerror(errno)))")
+        var rest = buffer[...]
+        while !rest.isEmpty {
+            // swift-system retries EINTR; a write of nothing is EIO, never an endless retry.
+            let written: Int
+            do {
+                written = try rest.withUnsafeBytes { try file.write($0) }
+            } catch {
+                throw CommandFailure.detected("cannot write '\(path)': \(LogFile.describe(error as? Errno ?? .ioError))")
             }
-            offset += written
+            guard written > 0 else { throw CommandFailure.detected("cannot write '\(path)': \(LogFile.describe(.ioError))") }
+            rest = rest.dropFirst(written)
         }
         bytesWritten += buffer.count
         buffer.removeAll(keepingCapacity: true)
     }
 
-    func close() { _ = Glibc.close(fd) }
+    func close() { try? file.close() }
 }

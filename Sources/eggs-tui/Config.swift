@@ -1,3 +1,4 @@
+import SystemPackage
 import TOMLKit
 #if canImport(Glibc)
 import Glibc
@@ -55,14 +56,12 @@ struct Config: Equatable {
     static var current: Config { (try? loaded.get()) ?? Config() }
 
     static func load(path: String) throws(CommandFailure) -> Config {
-        let fd = open(path, O_RDONLY)
-        if fd < 0 {
-            if errno == ENOENT { return Config() }
-            throw .badInput("cannot open \(path): \(String(cString: strerror(errno)))")
-        }
-        defer { close(fd) }
-        guard let bytes = FileHandleOutput.readAll(fd, limit: fileSizeMax) else {
-            throw .badInput("\(path): unreadable or larger than \(fileSizeMax) bytes")
+        let bytes: [UInt8]
+        switch WholeFile.read(path, limit: fileSizeMax) {
+        case .success(let read): bytes = read
+        case .failure(.cannotOpen(.noSuchFileOrDirectory)): return Config()
+        case .failure(.cannotOpen(let code)): throw .badInput("cannot open \(path): \(WholeFile.Failure.cannotOpen(code).reason)")
+        case .failure(.unreadableOrTooLarge): throw .badInput("\(path): unreadable or larger than \(fileSizeMax) bytes")
         }
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw .badInput("\(path): not UTF-8 text")

@@ -152,10 +152,7 @@ struct KeyMap {
 }
 
 private func readSmallFile(_ path: String) -> String? {
-    let fd = open(path, O_RDONLY)
-    guard fd >= 0 else { return nil }
-    defer { close(fd) }
-    guard let bytes = FileHandleOutput.readAll(fd, limit: 64 * 1024) else { return nil }
+    guard case .success(let bytes) = WholeFile.read(path, limit: 64 * 1024) else { return nil }
     return String(decoding: bytes, as: UTF8.self)
 }
 

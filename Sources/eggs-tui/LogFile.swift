@@ -1,4 +1,5 @@
 import Consensus
+import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -9,7 +10,7 @@ import Glibc
 /// short write that cannot complete) stops the log and is kept in ``failure``.
 final class LogFile: @unchecked Sendable {
     let path: String
-    private var fd: Int32
+    private var file: FileDescriptor?
     /// `nil` for a plain text file (a trace): lines are written as given.
     private var digest: LogDigest?
     /// Lines written so far, header included.
@@ -25,22 +26,26 @@ final class LogFile: @unchecked Sendable {
     init(path: String, sealed: Bool = false, passphrase: String? = nil) throws {
         self.path = path
         digest = sealed ? LogDigest(passphrase: passphrase) : nil
-        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else {
-            let code = errno
-            if code == ENOENT, let slash = path.lastIndex(of: "/") {
+        do {
+            file = try FileDescriptor.open(path, .writeOnly, options: [.create, .truncate, .closeOnExec],
+                                           permissions: [.ownerReadWrite, .groupRead, .otherRead])
+        } catch let code as Errno {
+            if code == .noSuchFileOrDirectory, let slash = path.lastIndex(of: "/") {
                 let directory = String(path[..<slash])
                 throw CommandFailure.badInput("cannot write the log '\(path)': the directory '\(directory.isEmpty ? "/" : directory)' does not exist")
             }
-            throw CommandFailure.badInput("cannot write the log '\(path)': \(String(cString: strerror(code)))")
+            throw CommandFailure.badInput("cannot write the log '\(path)': \(Self.describe(code))")
         }
     }
 
+    /// strerror's text for `code` ("No space left on device").
+    static func describe(_ code: Errno) -> String { String(cString: strerror(code.rawValue)) }
+
     /// Seals and appends one line (a JSON object without its digest).
     func write(_ line: String) {
-        guard fd >= 0, failure == nil else { return }
+        guard let file, failure == nil else { return }
         let text = digest == nil ? line : digest!.seal(line)
-        if let code = FileHandleOutput.writeAll(fd, text + "\n") {
+        if let code = FileHandleOutput.writeAll(file.rawValue, text + "\n") {
             stop(code)
             return
         }
@@ -50,14 +55,18 @@ final class LogFile: @unchecked Sendable {
     /// Writes the end line (of a message log) and closes the file (checked too).
     func finish(atMicroseconds: Int64) {
         if digest != nil { write(MessageLog.end(lines: lines, atMicroseconds: atMicroseconds)) }
-        guard fd >= 0 else { return }
-        if Glibc.close(fd) != 0, failure == nil { failure = "cannot write the log '\(path)': \(String(cString: strerror(errno)))" }
-        fd = -1
+        guard let file else { return }
+        self.file = nil
+        do {
+            try file.close()
+        } catch {
+            if failure == nil { failure = "cannot write the log '\(path)': \(Self.describe(error as? Errno ?? .ioError))" }
+        }
     }
 
     private func stop(_ code: Int32) {
         failure = "cannot write the log '\(path)': \(String(cString: strerror(code)))"
-        Glibc.close(fd)
-        fd = -1
+        try? file?.close()
+        file = nil
     }
 }

@@ -40,18 +40,27 @@ enum FileHandleOutput {
             unlink(temporary)
             return .detected("cannot write the \(what) '\(path)': \(String(cString: strerror(code)))")
         }
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw failed(errno) }
-        if let code = writeAll(fd, text) {
-            close(fd)
+        let file: FileDescriptor
+        do {
+            file = try FileDescriptor.open(temporary, .writeOnly, options: [.create, .truncate, .closeOnExec],
+                                           permissions: [.ownerReadWrite, .groupRead, .otherRead])
+        } catch {
+            throw failed((error as? Errno)?.rawValue ?? EIO)
+        }
+        if let code = writeAll(file.rawValue, text) {
+            try? file.close()
             throw failed(code)
         }
-        if fsync(fd) != 0 && errno != EINVAL {
+        if fsync(file.rawValue) != 0 && errno != EINVAL {
             let code = errno
-            close(fd)
+            try? file.close()
             throw failed(code)
         }
-        guard close(fd) == 0 else { throw failed(errno) }
+        do {
+            try file.close()
+        } catch {
+            throw failed((error as? Errno)?.rawValue ?? EIO)
+        }
         guard rename(temporary, path) == 0 else { throw failed(errno) }
     }
 
@@ -67,6 +76,37 @@ enum FileHandleOutput {
             bytes += buffer[0..<count]
             if bytes.count > limit { return nil }
         }
+    }
+}
+
+/// A whole file read into memory through swift-system, with a bound on its size.
+enum WholeFile {
+    enum Failure: Error {
+        /// It could not be opened (ENOENT, EACCES, ...).
+        case cannotOpen(Errno)
+        /// A read failed, or it is larger than the limit.
+        case unreadableOrTooLarge
+
+        /// strerror's text for `cannotOpen` ("No such file or directory").
+        var reason: String {
+            switch self {
+            case .cannotOpen(let code): String(cString: strerror(code.rawValue))
+            case .unreadableOrTooLarge: "cannot read it, or it is too large"
+            }
+        }
+    }
+
+    /// The bytes of `path`, at most `limit` of them.
+    static func read(_ path: String, limit: Int) -> Result<[UInt8], Failure> {
+        let file: FileDescriptor
+        do {
+            file = try FileDescriptor.open(path, .readOnly, options: [.closeOnExec])
+        } catch {
+            return .failure(.cannotOpen(error as? Errno ?? .ioError))
+        }
+        defer { try? file.close() }
+        guard let bytes = FileHandleOutput.readAll(file.rawValue, limit: limit) else { return .failure(.unreadableOrTooLarge) }
+        return .success(bytes)
     }
 }
 

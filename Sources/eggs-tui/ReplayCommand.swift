@@ -1,5 +1,6 @@
 import ArgumentParser
 import Consensus
+import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -55,9 +56,8 @@ extension EggsCommand {
                 try runVerify()
             } else {
                 // A missing or unreadable log is said as such, before any terminal is needed.
-                let fd = open(log, O_RDONLY)
-                guard fd >= 0 else { throw CommandFailure.badInput("cannot open '\(log)': \(String(cString: strerror(errno)))") }
-                close(fd)
+                let file = try openLog()
+                try? file.close()
                 let term = try Terminal(noColor: noColor)
                 defer { term.restore() }
                 let screen = try ReplayScreen(path: log, speed: speed, unicode: term.unicode, passphrase: effectivePassphrase)
@@ -66,18 +66,30 @@ extension EggsCommand {
             }
         }
 
+        /// The log, opened for reading, or a one-line error naming it.
+        private func openLog() throws -> FileDescriptor {
+            do {
+                return try FileDescriptor.open(log, .readOnly, options: [.closeOnExec])
+            } catch {
+                throw CommandFailure.badInput("cannot open '\(log)': \(LogFile.describe(error as? Errno ?? .ioError))")
+            }
+        }
+
         private func runVerify() throws {
-            let fd = open(log, O_RDONLY)
-            guard fd >= 0 else { throw CommandFailure.badInput("cannot open '\(log)': \(String(cString: strerror(errno)))") }
-            defer { close(fd) }
+            let file = try openLog()
+            defer { try? file.close() }
             var replay = Consensus.Replay(passphrase: effectivePassphrase)
             var buffer = [UInt8](repeating: 0, count: 1 << 16)
             let report: ReplayReport
             do {
                 while true {
-                    let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-                    if count < 0 && errno == EINTR { continue }
-                    if count < 0 { throw CommandFailure.badInput("cannot read '\(log)': \(String(cString: strerror(errno)))") }
+                    // swift-system retries EINTR.
+                    let count: Int
+                    do {
+                        count = try buffer.withUnsafeMutableBytes { try file.read(into: $0) }
+                    } catch {
+                        throw CommandFailure.badInput("cannot read '\(log)': \(LogFile.describe(error as? Errno ?? .ioError))")
+                    }
                     if count == 0 { break }
                     try replay.receive(Array(buffer[0..<count]))
                 }

@@ -62,15 +62,14 @@ extension EggsCommand {
         private func readInput() throws -> String {
             let limit = 64 * 1024
             let name = file ?? "stdin"
-            var fd = STDIN_FILENO
-            if let file {
-                fd = open(file, O_RDONLY)
-                guard fd >= 0 else {
-                    throw CommandFailure.badInput("cannot open '\(file)': \(String(cString: strerror(errno)))")
-                }
-            }
-            defer { if file != nil { close(fd) } }
-            guard let bytes = FileHandleOutput.readAll(fd, limit: limit) else {
+            let read = file.map { WholeFile.read($0, limit: limit) }
+                ?? FileHandleOutput.readAll(STDIN_FILENO, limit: limit).map { .success($0) } ?? .failure(.unreadableOrTooLarge)
+            let bytes: [UInt8]
+            switch read {
+            case .success(let all): bytes = all
+            case .failure(.cannotOpen(let code)):
+                throw CommandFailure.badInput("cannot open '\(name)': \(WholeFile.Failure.cannotOpen(code).reason)")
+            case .failure(.unreadableOrTooLarge):
                 throw CommandFailure.badInput("\(name): cannot read it, or it is over \(limit) bytes")
             }
             guard let text = String(validating: bytes, as: UTF8.self) else {

@@ -234,10 +234,7 @@ struct SoakFleet {
     }
 
     static func readSummary(_ path: String) -> SummaryFields? {
-        let fd = open(path, O_RDONLY)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        guard let bytes = FileHandleOutput.readAll(fd, limit: 1 << 20),
+        guard case .success(let bytes) = WholeFile.read(path, limit: 1 << 20),
               let bot = JSONValue.parse(String(decoding: bytes, as: UTF8.self))?["bots"]?.arrayValue?.first else { return nil }
         let int = { (key: String) in Int(bot[key]?.intValue ?? 0) }
         return SummaryFields(games: int("games"), delivered: int("delivered"), retransmitted: int("retransmitted"),
@@ -329,10 +326,7 @@ struct SoakFleet {
 
     /// The last non-empty line of a small text file (a child's stderr), if any.
     static func lastLine(of path: String) -> String? {
-        let fd = open(path, O_RDONLY)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        guard let bytes = FileHandleOutput.readAll(fd, limit: 1 << 16) else { return nil }
+        guard case .success(let bytes) = WholeFile.read(path, limit: 1 << 16) else { return nil }
         return String(decoding: bytes, as: UTF8.self).split(separator: "\n").last.map(String.init)
     }
 

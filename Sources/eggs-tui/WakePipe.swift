@@ -1,6 +1,7 @@
 import PeerNet
 import PeerNetUDP
 import Synchronization
+import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,30 +12,27 @@ import Glibc
 final class WakePipe: Sendable {
     /// The end the game loop polls.
     let readFD: Int32
-    private let writeFD: Int32
+    private let reader: FileDescriptor
+    private let writer: FileDescriptor
     private let pending = Atomic<Bool>(false)
 
     init?() {
-        var fds: [Int32] = [-1, -1]
-        guard pipe(&fds) == 0 else { return nil }
-        for fd in fds {
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-        }
-        readFD = fds[0]
-        writeFD = fds[1]
+        guard let ends = try? FileDescriptor.pipe(options: .init(rawValue: O_NONBLOCK | O_CLOEXEC)) else { return nil }
+        reader = ends.readEnd
+        writer = ends.writeEnd
+        readFD = reader.rawValue
     }
 
     deinit {
-        close(readFD)
-        close(writeFD)
+        try? reader.close()
+        try? writer.close()
     }
 
     /// Makes the loop's next poll return (cheap; safe from any thread).
     func signal() {
         guard !pending.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        var byte: UInt8 = 1
-        if write(writeFD, &byte, 1) != 1 {
+        let byte: [UInt8] = [1]
+        if (try? byte.withUnsafeBytes({ try writer.write($0) })) != 1 {
             // Nothing to wake the loop with: clear the flag so the next signal tries again
             // (the loop still redraws at its next tick).
             pending.store(false, ordering: .releasing)
@@ -48,7 +46,7 @@ final class WakePipe: Sendable {
     /// the flag set with an empty pipe, and every later signal would be swallowed.)
     func drain() {
         var buffer = [UInt8](repeating: 0, count: 64)
-        while read(readFD, &buffer, buffer.count) > 0 {}
+        while let count = try? buffer.withUnsafeMutableBytes({ try reader.read(into: $0) }), count > 0 {}
         pending.store(false, ordering: .releasing)
     }
 }

@@ -30,7 +30,9 @@ struct BotEngineTests {
                 "bot", "--interface", "127.0.0.1", "--port", "\(port)", "--room", "engine-\(port)", "--players", "2",
                 "--games", "1", "--level", "insane", "--speed", "9", "--seconds", "90", "--id", String(0x200 + index, radix: 16),
                 "--log", "\(directory)/bot\(index).jsonl", "--summary", "\(directory)/summary\(index).json",
-            ] + (index == 0 ? ["--engine", "python3 '\(Self.exampleEngine)' --record '\(record)'"] : [])
+            ] + (index == 0 ? ["--engine", "python3 '\(Self.exampleEngine)' --record '\(record)'",
+                               // Python's start on a loaded machine can pass the 1 s default.
+                               "--engine-timeout", "10000"] : [])
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()
