@@ -140,28 +140,33 @@ public final class PeerHost: @unchecked Sendable {
     }
 
     /// Must hold the lock. Bounded: each pass drains queues the core bounds itself.
+    /// Sends first: what the core queued leaves before its events are handled (a local move's
+    /// datagram does not wait for this peer's own handling of it: the log, the match).
     private func pump(now: NetTime) {
         while true {
             var progressed = false
-            while let event = core.pollEvent() {
-                onEvent(event, core, now)
-                progressed = true
-            }
             while let datagram = core.pollTransmit() {
                 outgoing.append(datagram)
                 progressed = true
             }
+            sendOutgoing()
+            while let event = core.pollEvent() {
+                onEvent(event, core, now)
+                progressed = true
+            }
             if !progressed { break }
         }
-        // One hand-over to the event loop and one flush for all of them.
-        if !outgoing.isEmpty {
-            if !closed {
-                socket?.send(outgoing)
-                socket?.send(outgoing, to: book.destinations)
-            }
-            outgoing.removeAll(keepingCapacity: true)
-        }
         armTimer(now: now)
+    }
+
+    /// One hand-over to the socket for every datagram collected.
+    private func sendOutgoing() {
+        guard !outgoing.isEmpty else { return }
+        if !closed {
+            socket?.send(outgoing)
+            socket?.send(outgoing, to: book.destinations)
+        }
+        outgoing.removeAll(keepingCapacity: true)
     }
 
     private func armTimer(now: NetTime) {

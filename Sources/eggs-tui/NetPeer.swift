@@ -127,9 +127,8 @@ final class NetPeer: @unchecked Sendable {
     var logFailure: String? { host.withCore { _ in log.failure } }
 
     private func received(_ event: PeerNetEvent, core: ReliableMulticast, now: NetTime) {
-        if let line = MessageLog.line(for: event, atMicroseconds: Int64(MonotonicClock.wallMicroseconds())) {
-            log.write(line)
-        }
+        // The writer thread turns the event into its line: no second decode on this path.
+        log.write(event: event, atMicroseconds: Int64(MonotonicClock.wallMicroseconds()))
         if case .incompatible(let peer, let version) = event, incompatible.count < 64 {
             incompatible[peer] = version
         }

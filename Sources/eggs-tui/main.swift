@@ -6,13 +6,17 @@ import Glibc
 // SPEC §3 exit statuses: 0 success, 1 a failure the run detected, 2 bad usage or bad
 // input, with one line on stderr naming what was wrong. ArgumentParser's own usage
 // status (64) is mapped to 2.
+// Logs are written by threads of their own: every queued line reaches its file before exit.
 do {
     var command = try EggsCommand.parseAsRoot()
     try command.run()
+    LogFile.flushAll()
 } catch let failure as CommandFailure {
+    LogFile.flushAll()
     FileHandleOutput.stderr("eggs-tui: \(failure.description)")
     exit(failure.status)
 } catch let exitCode as ExitCode {
+    LogFile.flushAll()
     exit(exitCode.rawValue)
 } catch {
     if EggsCommand.exitCode(for: error) == .success {
