@@ -19,8 +19,10 @@ import Glibc
 /// reached (normally none or a few); the log then ends in a cut-off or complete line as before.
 final class LogFile: @unchecked Sendable {
     let path: String
-    /// Lines queued and not yet written, at most.
+    /// Lines queued and not yet written, at most (by default).
     static let queueLinesMax = 1 << 16
+    /// This log's bound on queued lines.
+    let queueLimit: Int
 
     private enum Item {
         case line(String)
@@ -56,8 +58,10 @@ final class LogFile: @unchecked Sendable {
     /// - Parameter sealed: seal every line with the running digest keyed by `passphrase`
     ///   (a message log); false for a plain text file.
     /// - Throws: ``CommandFailure`` (status 2) naming the path.
-    init(path: String, sealed: Bool = false, passphrase: String? = nil) throws {
+    init(path: String, sealed: Bool = false, passphrase: String? = nil, queueLimit: Int = LogFile.queueLinesMax) throws {
+        precondition(queueLimit > 0)
         self.path = path
+        self.queueLimit = queueLimit
         digest = sealed ? LogDigest(passphrase: passphrase) : nil
         do {
             file = try FileDescriptor.open(path, .writeOnly, options: [.create, .truncate, .closeOnExec],
@@ -87,8 +91,8 @@ final class LogFile: @unchecked Sendable {
     private func enqueue(_ item: Item) {
         condition.withLock {
             guard failureText == nil, !closing else { return }
-            guard queue.count < Self.queueLinesMax else {
-                failureText = "cannot write the log '\(path)': the writer fell \(Self.queueLinesMax) lines behind"
+            guard queue.count < queueLimit else {
+                failureText = "cannot write the log '\(path)': the writer fell \(queueLimit) lines behind"
                 return
             }
             queue.append(item)
