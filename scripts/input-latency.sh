@@ -49,7 +49,7 @@ sleep 1
 for p in a b; do tmux -L "$sock" send-keys -t "$p" q y; done
 sleep 1
 python3 - "$dir/a.trace" "$dir/b.trace" <<'PY'
-import sys
+import math, sys
 def read(path):
     out = []
     for line in open(path):
@@ -70,7 +70,8 @@ def latencies(kind):
             out.append(max(0, min(later) - t))
     return sorted(out)
 def pct(xs, p):
-    return xs[min(len(xs) - 1, int(p / 100 * len(xs)))] / 1000
+    # Nearest rank, the rule of EggPrimitives' nearestRank: the ceil(p/100 * n)-th smallest.
+    return xs[min(len(xs) - 1, max(0, math.ceil(p / 100 * len(xs)) - 1))] / 1000
 for label, kind in (("key -> shown on the other terminal", "shown"), ("key -> applied to the other peer's mirror (network share)", "applied")):
     xs = latencies(kind)
     if not xs:
