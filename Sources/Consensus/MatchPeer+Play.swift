@@ -138,17 +138,21 @@ extension MatchPeer {
     // MARK: - Mirrors
 
     private mutating func drainMirrors() {
-        guard let m = match, m.mirrored else { return }
+        // Only the player list is read here: a copy of the whole match held across `drainOne`
+        // would make every mirror update copy the mirrors' storage (copy on write).
+        guard match?.mirrored == true, let players = match?.players else { return }
         var progress = true
         while progress {
             progress = false
-            for player in m.players where drainOne(player) { progress = true }
+            for player in players where drainOne(player) { progress = true }
         }
     }
 
     /// Applies the queued items of `player` that can be applied now; true if any was.
     private mutating func drainOne(_ player: PeerID) -> Bool {
-        guard var mirror = match!.mirrors[player] else { return false }
+        // Taken out of the table while it changes, so its grid and queue are uniquely held and
+        // change in place (no copy on write); put back on every way out.
+        guard var mirror = match!.mirrors.removeValue(forKey: player) else { return false }
         let game = match!.game
         var applied = false
         defer { match!.mirrors[player] = mirror }
