@@ -410,8 +410,7 @@ public struct MatchPeer: Sendable {
 
     /// Games whose messages are accepted: the current one and the next one.
     private func acceptsGame(_ game: UInt32) -> Bool {
-        if let m = match { return game == m.game || game == nextGame }
-        return game == nextGame
+        game == nextGame || match?.game == game
     }
 
     /// Games whose votes are accepted: the current one and the next two (a peer that began game
@@ -483,16 +482,18 @@ public struct MatchPeer: Sendable {
             stats.ignoredMessages += 1
             return
         }
-        if let m = match, m.game == game {
+        // No copy of the match is held here: one would make the append below copy the mirrors'
+        // storage (copy on write) on every message.
+        if match?.game == game {
             // A player that left the view during this game is out of it for good. Its stream was
             // cut at the departure; what it sends after coming back (a healed partition delivers
             // the sends it queued while blocked) does not continue the cut stream.
-            guard !m.leftDuringGame.contains(from) else {
+            guard !match!.leftDuringGame.contains(from) else {
                 stats.ignoredMessages += 1
                 return
             }
-            guard m.mirrored, match!.mirrors[from] != nil else {
-                guard m.players.contains(from) else { stats.ignoredMessages += 1; return }
+            guard match!.mirrored, match!.mirrors[from] != nil else {
+                guard match!.players.contains(from) else { stats.ignoredMessages += 1; return }
                 // Not mirrored (joined mid-game): count spawns only, to vote far enough ahead.
                 let spawns = items.filter { $0 == .input(.spawn) }.count
                 match!.spawnedBase[from, default: 0] += spawns
