@@ -20,6 +20,8 @@ extension MatchPeer {
     /// Sends the grids that changed (a pair spawned) since the last pictures, if this peer is the
     /// highest-ID member mirroring the game and a watcher is in the view.
     mutating func sendPicturesIfWatched() {
+        // Nobody watching is the common case: answered without copying the match.
+        guard match?.watchers.isEmpty == false else { return }
         guard let m = match, m.mirrored, let members = view?.members else { return }
         let watching = m.watchers.intersection(members)
         guard !watching.isEmpty else {

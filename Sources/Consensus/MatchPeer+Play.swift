@@ -241,10 +241,10 @@ extension MatchPeer {
 
     /// Votes the winner once the players' streams decide the game (see `gameResult`).
     private mutating func voteGameOverIfSeen() {
-        guard let m = match, m.mirrored, m.myGameOverVote == .notCast, let view else { return }
-        guard let winner = Self.gameResult(m, view: view) else { return }
+        guard match?.mirrored == true, match?.myGameOverVote == .notCast, let view else { return }
+        guard let winner = Self.gameResult(match!, view: view) else { return }
         match!.myGameOverVote = .cast(winner: winner)
-        send(.gameOverVote(game: m.game, winner: winner))
+        send(.gameOverVote(game: match!.game, winner: winner))
     }
 
     // MARK: - Voting ahead
@@ -255,10 +255,11 @@ extension MatchPeer {
     mutating func voteAhead() {
         guard isSynced, view?.contains(config.id) ?? false else { return }
         let lookahead = min(Int(EggRounds.roundsMax), config.lookaheadRounds)
-        if let m = match, rounds[m.game] != nil {
-            let spawned = m.players.map { m.pairsSpawned($0) }.max() ?? 0
-            let target = min(Int(EggRounds.roundsMax), max(spawned, owner?.grid.pairsSpawned ?? 0) + lookahead)
-            voteRounds(game: m.game, upTo: UInt32(target), from: votedUpTo[m.game] ?? rounds[m.game]!.frontier)
+        if let game = match?.game, rounds[game] != nil {
+            var spawned = owner?.grid.pairsSpawned ?? 0
+            for player in match!.players { spawned = max(spawned, match!.pairsSpawned(player)) }
+            let target = min(Int(EggRounds.roundsMax), spawned + lookahead)
+            voteRounds(game: game, upTo: UInt32(target), from: votedUpTo[game] ?? rounds[game]!.frontier)
         }
         voteRounds(game: nextGame, upTo: UInt32(lookahead), from: votedUpTo[nextGame] ?? rounds[nextGame]?.frontier ?? 0)
     }

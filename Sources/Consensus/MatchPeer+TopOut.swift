@@ -15,28 +15,41 @@ import PeerNet
 extension MatchPeer {
     /// The winner (`.some(nil)`: a draw) once the streams decide the game; `nil` while undecided.
     static func gameResult(_ m: MatchState, view: MembershipView) -> PeerID?? {
-        let playing = m.players.filter { view.contains($0) && !m.leftDuringGame.contains($0) && m.mirrors[$0] != nil }
-        guard playing.count > 1 else { return .some(playing.first) }
-        var live: [PeerID] = []
-        var toppedOut: [PeerID: UInt32] = [:]
-        for player in playing {
-            let mirror = m.mirrors[player]!
-            if mirror.isToppedOut {
-                // Its top-out tick follows the topping-out spawn in its stream.
-                guard let tick = mirror.toppedOutTick else { return nil }
-                toppedOut[player] = tick
-            } else {
-                live.append(player)
+        // One pass without allocating: this runs after every delivered message.
+        var playing = 0, live = 0, atLatest = 0
+        var first: PeerID?, survivor: PeerID?, lastToppedOut: PeerID?
+        var latest: UInt32?
+        var tickUnknown = false
+        for player in m.players where view.contains(player) && !m.leftDuringGame.contains(player) {
+            guard let toppedOut = m.mirrors[player]?.isToppedOut else { continue }
+            playing += 1
+            if first == nil { first = player }
+            guard toppedOut else {
+                live += 1
+                survivor = player
+                continue
+            }
+            // Its top-out tick follows the topping-out spawn in its stream.
+            guard let tick = m.mirrors[player]!.toppedOutTick else {
+                tickUnknown = true
+                continue
+            }
+            if latest.map({ tick > $0 }) ?? true {
+                latest = tick
+                atLatest = 1
+                lastToppedOut = player
+            } else if tick == latest {
+                atLatest += 1
             }
         }
-        guard live.count <= 1, let latest = toppedOut.values.max() else { return nil }
-        if let survivor = live.first {
+        guard playing > 1 else { return .some(first) }
+        guard !tickUnknown, live <= 1, let latest else { return nil }
+        if let survivor {
             // The survivor wins once its stream shows it alive after the last top-out.
             guard let clock = m.mirrors[survivor]!.clock, clock > latest else { return nil }
             return .some(survivor)
         }
-        let last = toppedOut.filter { $0.value == latest }.map(\.key)
-        return .some(last.count == 1 ? last[0] : nil)
+        return .some(atLatest == 1 ? lastToppedOut : nil)
     }
 
     /// A clock item of a mirror's stream. Clocks never go back: a lower one counts as ignored
