@@ -43,9 +43,18 @@ final class EngineProcess {
         let reading = output.fileHandleForReading.fileDescriptor
         _ = fcntl(reading, F_SETFL, fcntl(reading, F_GETFL) | O_NONBLOCK)
         do {
-            try send(BotEngineProtocol.hello)
-            guard let line = try readLine(waitingMilliseconds: timeoutMilliseconds) else {
-                throw fault("no answer to '\(BotEngineProtocol.hello)' within \(timeoutMilliseconds) ms")
+            // An engine that answered at once and exited makes the hello fail to write: what it
+            // said is still in the pipe, and names the fault better than the broken pipe.
+            var helloFailure: Error?
+            do { try send(BotEngineProtocol.hello) } catch { helloFailure = error }
+            let answer: String?
+            do {
+                answer = try readLine(waitingMilliseconds: helloFailure == nil ? timeoutMilliseconds : 0)
+            } catch {
+                throw helloFailure ?? error
+            }
+            guard let line = answer else {
+                throw helloFailure ?? fault("no answer to '\(BotEngineProtocol.hello)' within \(timeoutMilliseconds) ms")
             }
             switch BotEngineProtocol.parseReady(line) {
             case .success(let name): self.name = name
