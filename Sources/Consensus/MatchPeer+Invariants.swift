@@ -13,8 +13,9 @@ extension MatchPeer {
             precondition(match == nil && owner == nil, "a peer without the room's state has no match")
         }
         if let view {
-            precondition(syncedMembers.isSubset(of: view.members), "synced members are members")
-            precondition(unheard.isSubset(of: view.members), "members awaited for a hello are members")
+            // Membership by `contains` on the view's few members: no set is built per call.
+            precondition(syncedMembers.allSatisfy(view.members.contains), "synced members are members")
+            precondition(unheard.allSatisfy(view.members.contains), "members awaited for a hello are members")
         }
         precondition(rounds.count <= 3, "at most three egg-round namespaces are held")
         for (game, r) in rounds { precondition(r.game == game, "a namespace is filed under its game") }
@@ -32,9 +33,9 @@ extension MatchPeer {
 
     private func checkMatchInvariants(_ m: MatchState) {
         precondition((1...MatchMessage.playersMax).contains(m.players.count), "a match has 1 to playersMax players")
-        precondition(Set(m.wins.keys).isSubset(of: m.players), "only players win games")
-        precondition(m.leftDuringGame.isSubset(of: m.players), "only players leave a game")
-        precondition(Set(m.mirrors.keys).isSubset(of: m.players), "mirrors are of players")
+        precondition(m.wins.keys.allSatisfy(m.players.contains), "only players win games")
+        precondition(m.leftDuringGame.allSatisfy(m.players.contains), "only players leave a game")
+        precondition(m.mirrors.keys.allSatisfy(m.players.contains), "mirrors are of players")
         precondition(!m.mirrored || m.mirrors.count == m.players.count, "a mirrored game mirrors every player")
         for mirror in m.mirrors.values {
             precondition(mirror.queue.count <= PlayerMirror.queueMax, "a mirror's queue stays within queueMax")
