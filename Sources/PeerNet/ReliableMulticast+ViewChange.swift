@@ -220,7 +220,8 @@ extension ReliableMulticast {
         lastInstall = (p.ballot, cut.newViewID)
         participation = nil
         if coordinating?.ballot == p.ballot { coordinating = nil }
-        flushRetransmitAt = nil
+        timers[.flushRetransmit] = nil
+        disarmNacks()  // the streams start afresh
         stats.viewsInstalled += 1
         view = MembershipView(
             id: cut.newViewID, members: newMembers.map(\.id),
@@ -254,7 +255,8 @@ extension ReliableMulticast {
         repairPending = []
         laggingReported = []
         forcedOut = [:]
-        reportAt = nil
+        timers[.report] = nil
+        disarmNacks()
         discoveryAt = listened ? now : now.adding(nanoseconds: config.discoveryNanoseconds)
         view = MembershipView(id: 0, members: [], departed: old.members)
         events.append(.viewAbandoned(old))
@@ -356,24 +358,28 @@ extension ReliableMulticast {
     }
 
     private func scheduleFlushRetransmit(now: NetTime) {
-        if flushRetransmitAt == nil { flushRetransmitAt = now.adding(nanoseconds: config.flushRetransmitNanoseconds) }
+        if timers[.flushRetransmit] == nil { timers[.flushRetransmit] = now.adding(nanoseconds: config.flushRetransmitNanoseconds) }
     }
 
     // MARK: - Timers
 
-    func flushTimers(now: NetTime) {
-        if let at = flushRetransmitAt, now >= at {
-            flushRetransmitAt = nil
-            if let c = coordinating {
-                if let cut = c.cut {
-                    emit(.cut(attempt: c.ballot.attempt, baseID: c.baseID, baseKey: c.baseKey, newViewID: cut.newViewID, entries: cut.entries))
-                } else {
-                    emit(.propose(attempt: c.ballot.attempt, baseID: c.baseID, baseKey: c.baseKey, members: c.members))
-                }
+    /// The `.flushRetransmit` timer fired: the running view change's frames go out again.
+    func retransmitFlush(now: NetTime) {
+        timers[.flushRetransmit] = nil
+        if let c = coordinating {
+            if let cut = c.cut {
+                emit(.cut(attempt: c.ballot.attempt, baseID: c.baseID, baseKey: c.baseKey, newViewID: cut.newViewID, entries: cut.entries))
+            } else {
+                emit(.propose(attempt: c.ballot.attempt, baseID: c.baseID, baseKey: c.baseKey, members: c.members))
             }
-            if let p = participation, p.ready { emit(.ready(p.ballot)) }
-            if coordinating != nil || participation != nil { scheduleFlushRetransmit(now: now) }
         }
+        if let p = participation, p.ready { emit(.ready(p.ballot)) }
+        if coordinating != nil || participation != nil { scheduleFlushRetransmit(now: now) }
+    }
+
+    /// The deadlines of a running view change (polled by `nextDeadline`): the coordinator gives
+    /// up its proposal at its flush timeout; a member gives up a ballot whose coordinator went silent.
+    func expireFlush(now: NetTime) {
         if let c = coordinating, now >= c.deadline {
             // Exclude whoever did not answer and restart with a higher ballot.
             for m in c.members where m != me {

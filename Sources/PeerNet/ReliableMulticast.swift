@@ -126,10 +126,9 @@ public final class ReliableMulticast {
         /// Every seq at or below was examined for gaps; the missing ones are in `gaps`.
         var scannedUpTo: UInt64
         /// Missing seq → when it is next due in a NACK (first after a random delay, then
-        /// every retransmit timeout). At most `2 × windowSizeMax` entries.
+        /// every retransmit timeout). At most `2 × windowSizeMax` entries. The timer
+        /// `.nack(member)` is armed at the earliest (maybe earlier: a spurious fire recomputes it).
         var gaps: [UInt64: NetTime] = [:]
-        /// The earliest due time in `gaps` (maybe earlier: a spurious fire recomputes it).
-        var nackAt: NetTime?
         /// `delivered` as of this peer's last stability report.
         var reportedDelivered: UInt64
 
@@ -236,15 +235,12 @@ public final class ReliableMulticast {
     var laggingReported: Set<PeerID> = []
     var repairPending: Set<SeqKey> = []
 
-    var heartbeatAt: NetTime
-    /// When a stability report is due (deliveries not yet reported), if one is.
-    var reportAt: NetTime?
-    /// Own seq for which the tail-loss probe (`reportAt`) was last armed.
+    /// Every armed timer and when it is due (`ReliableMulticast+Timers.swift`).
+    var timers: [Timer: NetTime] = [:]
+    /// Own seq for which the tail-loss probe (the `.report` timer) was last armed.
     var probeArmedSeq: UInt64 = 0
     /// Own heartbeats and reports by `packetNumber % echoRingSize`: (packet number, sent at).
     var echoRing: [(packet: UInt64, at: NetTime)] = Array(repeating: (0, .zero), count: ReliableMulticast.echoRingSize)
-    var repairAt: NetTime?
-    var flushRetransmitAt: NetTime?
     var discoveryAt: NetTime
     /// The latest `now` seen: condition deadlines already past are not polled again.
     var lastNow: NetTime
@@ -268,7 +264,6 @@ public final class ReliableMulticast {
     let cookieSecret: UInt64
     var challengeQueue: [Member] = []
     var challengedAt: [Member: NetTime] = [:]
-    var challengeAt: NetTime?
     var lastChallengeSentAt: NetTime?
     var responsesThisInterval = 0
     /// Incarnations superseded by a proven newer one, oldest first.
@@ -290,7 +285,7 @@ public final class ReliableMulticast {
         self.rng = SplitMix64(seed: config.randomSeed)
         var secretSource = SplitMix64(seed: config.randomSeed ^ 0x5EC2_E7C0_0C1E_5EED ^ config.incarnation)
         self.cookieSecret = secretSource.next()
-        self.heartbeatAt = now
+        self.timers[.heartbeat] = now
         self.discoveryAt = now.adding(nanoseconds: config.discoveryNanoseconds)
         self.lastNow = now
         checkInvariants()
@@ -415,31 +410,7 @@ public final class ReliableMulticast {
     /// When `handleTimeout` should be called next; `nil` after `leave`.
     public func pollTimeout() -> NetTime? {
         guard !isLeft else { return nil }
-        var next = heartbeatAt
-        // Timers (cleared or moved when they fire):
-        func consider(_ t: NetTime?) { if let t, t < next { next = t } }
-        // Conditions (stay true once reached): only while still ahead.
-        func considerAhead(_ t: NetTime?) { if let t, t > lastNow { consider(t) } }
-        consider(repairAt)
-        consider(reportAt)
-        consider(flushRetransmitAt)
-        consider(challengeAt)
-        for stream in streams.values { consider(stream.nackAt) }
-        consider(coordinating?.deadline)
-        if let p = participation, coordinating == nil {
-            consider(p.lastProgress.adding(nanoseconds: 2 * config.flushTimeoutNanoseconds))
-        }
-        if !hasView {
-            considerAhead(discoveryAt)
-            considerAhead(discoveryAt.adding(nanoseconds: config.discoveryNanoseconds))
-        }
-        considerAhead(blockedSince?.adding(nanoseconds: config.blockedTimeoutNanoseconds))
-        for m in members where m != me {
-            guard let info = peers[m.id] else { continue }
-            considerAhead(info.lastHeard.adding(nanoseconds: config.suspectTimeoutNanoseconds + 1))
-            considerAhead(info.staleViewSince?.adding(nanoseconds: config.flushTimeoutNanoseconds + 1))
-        }
-        return next
+        return nextDeadline()
     }
 
     /// The next delivery or view change, in order.
@@ -464,13 +435,13 @@ public final class ReliableMulticast {
             let sender = Member(id: envelope.sender, incarnation: envelope.incarnation)
             switch admit(envelope, frame: frame, now: now) {
             case .dropped:
-                sendChallengesIfDue(now: now)
+                fireIfDue(.challenge, now: now)
                 return
             case .stranger:
                 // Only the handshake gets through from a sender not proven yet.
                 stats.datagramsAccepted += 1
                 if case let .challenge(entries) = frame, !isLeft { handleChallenge(entries, from: sender) }
-                sendChallengesIfDue(now: now)
+                fireIfDue(.challenge, now: now)
                 return
             case .known:
                 break
@@ -495,18 +466,7 @@ public final class ReliableMulticast {
         defer { checkInvariants() }
         lastNow = max(lastNow, now)
         guard !isLeft else { return }
-        sendChallengesIfDue(now: now)
-        if now >= heartbeatAt {
-            responsesThisInterval = 0
-            emitHeartbeat(now: now)
-            heartbeatAt = now.adding(nanoseconds: config.heartbeatIntervalNanoseconds)
-        }
-        if let at = reportAt, now >= at { emitReport(now: now) }
-        if let at = repairAt, now >= at { fireRepairs() }
-        for m in members where m != me {  // sorted by ID: a fixed order of RNG draws
-            if let at = streams[m.id]?.nackAt, now >= at { fireNack(m.id, now: now) }
-        }
-        flushTimers(now: now)
+        fireExpired(now: now)
         afterInput(now: now)
     }
 
@@ -536,7 +496,7 @@ public final class ReliableMulticast {
     /// After every input: deliver, schedule NACKs and reports, free stable messages, reconsider membership.
     func afterInput(now: NetTime, stability: Bool = true, membership: Bool = true) {
         guard !isLeft else { return }
-        sendChallengesIfDue(now: now)
+        fireIfDue(.challenge, now: now)
         transmitPending()
         deliverReady()
         if stability { updateStability() }
@@ -691,5 +651,9 @@ public final class ReliableMulticast {
         precondition(challengeQueue.count <= Self.challengeQueueMax, "challenge queue bounded")
         precondition(challengedAt.count <= Self.challengedRecentlyMax, "challenged table bounded")
         precondition(retired.count <= Self.retiredMax, "retired incarnations bounded")
+        precondition(isLeft || timers[.heartbeat] != nil, "the heartbeat is armed until leave")
+        for timer in timers.keys {
+            if case let .nack(id) = timer { precondition(streams[id] != nil && id != me.id, "a NACK timer belongs to another member's stream") }
+        }
     }
 }
