@@ -46,11 +46,11 @@ extension ReliableMulticast {
         if let p = participation, coordinating == nil {
             consider(p.lastProgress.adding(nanoseconds: 2 * config.flushTimeoutNanoseconds))
         }
-        if !hasView {
+        if case let .joining(discoveryAt, _) = phase {
             considerAhead(discoveryAt)
             considerAhead(discoveryAt.adding(nanoseconds: config.discoveryNanoseconds))
         }
-        considerAhead(blockedSince?.adding(nanoseconds: config.blockedTimeoutNanoseconds))
+        considerAhead(cutOffSince?.adding(nanoseconds: config.blockedTimeoutNanoseconds))
         for m in members where m != me {
             guard let info = peers[m.id] else { continue }
             considerAhead(info.lastHeard.adding(nanoseconds: config.suspectTimeoutNanoseconds + 1))

@@ -97,6 +97,25 @@ import EggPrimitives
 /// restarted, the restarted peers are fresh: hearing only blocked peers, they found a new
 /// group, which then admits the blocked ones.
 ///
+/// ## State of a peer
+/// One `phase`, with the data only that phase has (`status` names it):
+/// - `joining(discoveryAt, flush)`: no view (fresh, or its view given up). It listens until
+///   `discoveryAt`, then founds a group or waits to be admitted; `flush` is the founding or
+///   admission it takes part in. The install makes it a `member`.
+/// - `member`: primary in the installed view, delivering. A proposal it takes part in makes it
+///   `flushing`; too few members reachable make it `blocked`.
+/// - `flushing(flush, …)`: frozen in a view change (`flush.participation`, and
+///   `flush.coordinating` when it coordinates it). The install makes it a `member`; a change
+///   that ends without one (given up, or its coordinator silent) makes it a `member` until the
+///   membership is evaluated at the end of the same input, which may find it `blocked` again.
+/// - `blocked(since)`: non-primary. A reachable majority makes it a `member` again, a proposal
+///   it takes part in `flushing`; `blockedBound` after `since` it gives the view up (`joining`).
+/// - `left`: after `leave`, from any phase, for good.
+/// Across member, flushing and blocked a peer carries `InView`: whether a view change it
+/// coordinated was given up (the next runs even if the membership looks unchanged), and since
+/// when it was blocked before the view change it is in. Timers are one table keyed by `Timer`
+/// (`ReliableMulticast+Timers.swift`).
+///
 /// ## Known limits
 /// Crossing ballots (a false suspicion during a flush together with a lost `install`) can
 /// in theory install two views with the same id from one base, each by a different set of
@@ -187,6 +206,43 @@ public final class ReliableMulticast {
         var deadline: NetTime
     }
 
+    /// Where this peer stands (`status` names it): one phase, with the data only it has.
+    enum Phase {
+        /// No installed view: a fresh peer, or one that gave its view up. It only listens until
+        /// `discoveryAt`; `flush` is the founding of a group, or a group's admission of this peer,
+        /// that it takes part in (its status stays `.joining` until it installs).
+        case joining(discoveryAt: NetTime, flush: Flush?)
+        /// In the installed view and primary: delivers, sends.
+        case member(InView)
+        /// In the installed view, frozen in a view change (of this view, or into a group that
+        /// admits this peer): delivers nothing, queues its sends.
+        case flushing(Flush, InView)
+        /// In the installed view, too few of its members reachable to be primary: delivers
+        /// nothing, queues its sends; `blockedBound` after `since` it gives the view up.
+        case blocked(since: NetTime, flushAbandoned: Bool)
+        /// Announced `leave`: silent for good.
+        case left
+    }
+
+    /// What a peer in an installed view carries from one phase to the next.
+    struct InView {
+        /// A view change this peer coordinated was given up (someone did not answer): members may
+        /// be frozen in it, so a new one runs even if the membership looks unchanged.
+        var flushAbandoned = false
+        /// Blocked since then before the view change it is in (or that just ended without an
+        /// install): if still blocked when the membership is evaluated next (at the end of the
+        /// same input), its bound runs on from then.
+        var blockedBefore: NetTime?
+    }
+
+    /// A view change this peer takes part in.
+    struct Flush {
+        var participation: Participation
+        /// The view change this peer coordinates: the ballot of `participation`. `nil` when this
+        /// peer does not coordinate it, or gave it up (a proposed member died) while still frozen in it.
+        var coordinating: Proposal?
+    }
+
     struct SeqKey: Hashable, Comparable {
         var origin: PeerID
         var seq: UInt64
@@ -212,9 +268,8 @@ public final class ReliableMulticast {
     var rng: SplitMix64
 
     var packetNumber: UInt64 = 0
-    var hasView = false
-    var isLeft = false
-    var blocked = false
+    var phase: Phase
+    /// The installed view, while a phase has one (member, flushing, blocked; kept after `leave`).
     var viewID: UInt64 = 0
     var viewKey: UInt64 = 0
     var members: [Member] = []
@@ -241,23 +296,16 @@ public final class ReliableMulticast {
     var probeArmedSeq: UInt64 = 0
     /// Own heartbeats and reports by `packetNumber % echoRingSize`: (packet number, sent at).
     var echoRing: [(packet: UInt64, at: NetTime)] = Array(repeating: (0, .zero), count: ReliableMulticast.echoRingSize)
-    var discoveryAt: NetTime
     /// The latest `now` seen: condition deadlines already past are not polled again.
     var lastNow: NetTime
 
-    var participation: Participation?
-    var coordinating: Proposal?
     var highestAttemptSeen: UInt32 = 0
+    /// The last view change this peer installed, in whatever phase it is now: a straggler of
+    /// that ballot that still sends `ready` is told `install` again (rate-limited).
     var lastInstall: (ballot: Ballot, newViewID: UInt64)?
     var lastInstallRelayAt: NetTime?
     /// Members excluded from view changes (they did not answer a flush), until the given time.
     var forcedOut: [Member: NetTime] = [:]
-    /// A view change this peer coordinated was given up (someone did not answer): members may
-    /// be frozen in it, so a new one runs even if the membership looks unchanged.
-    var flushAbandoned = false
-    /// Since when this peer is blocked (non-primary, `.blocked`), while it is: a UI can show
-    /// how long it has been cut off; at `blockedTimeoutNanoseconds` it gives up the view.
-    public internal(set) var blockedSince: NetTime?
 
     // Join handshake (ReliableMulticast+Handshake.swift).
     /// Secret of this incarnation behind the challenge cookies.
@@ -285,19 +333,27 @@ public final class ReliableMulticast {
         self.rng = SplitMix64(seed: config.randomSeed)
         var secretSource = SplitMix64(seed: config.randomSeed ^ 0x5EC2_E7C0_0C1E_5EED ^ config.incarnation)
         self.cookieSecret = secretSource.next()
+        self.phase = .joining(discoveryAt: now.adding(nanoseconds: config.discoveryNanoseconds), flush: nil)
         self.timers[.heartbeat] = now
-        self.discoveryAt = now.adding(nanoseconds: config.discoveryNanoseconds)
         self.lastNow = now
         checkInvariants()
     }
 
     /// Where this peer stands: joining, member, flushing (view change), blocked (non-primary), left.
     public var status: PeerNetStatus {
-        if isLeft { return .left }
-        if !hasView { return .joining }
-        if participation != nil { return .flushing }
-        if blocked { return .blocked }
-        return .member
+        switch phase {
+        case .joining: .joining
+        case .member: .member
+        case .flushing: .flushing
+        case .blocked: .blocked
+        case .left: .left
+        }
+    }
+
+    /// Since when this peer is blocked (non-primary, `.blocked`), while it is: a UI can show
+    /// how long it has been cut off; at `blockedTimeoutNanoseconds` it gives up the view.
+    public var blockedSince: NetTime? {
+        if case let .blocked(since, _) = phase { since } else { nil }
     }
 
     /// The highest seq this peer has assigned to its own messages.
@@ -363,9 +419,7 @@ public final class ReliableMulticast {
         guard !isLeft else { return }
         emit(.leave(sentSeq: transmittedSeq))
         emit(.leave(sentSeq: transmittedSeq))
-        isLeft = true
-        participation = nil
-        coordinating = nil
+        phase = .left
         // Messages queued during a view change are never sent now: they count as abandoned.
         transmittedSeq = nextSeq - 1
         pendingSends.removeAll()
@@ -633,12 +687,38 @@ public final class ReliableMulticast {
 
     // MARK: - Invariants
 
+    /// What each phase implies, checked after every input.
+    func checkPhase() {
+        func check(_ flush: Flush) {
+            if let c = flush.coordinating {
+                precondition(c.ballot == flush.participation.ballot && c.ballot.coordinator == me.id, "a coordinator takes part in its own ballot")
+            }
+            precondition(flush.participation.members.contains(me), "a view change this peer takes part in proposes it")
+            precondition(flush.participation.continuing == (hasView && flush.participation.baseID == viewID && flush.participation.baseKey == viewKey),
+                         "a view change continues the installed view exactly when it is based on it")
+        }
+        switch phase {
+        case let .joining(_, flush):
+            precondition(members.isEmpty && streams.isEmpty && viewID == 0, "no view while joining")
+            if let flush { check(flush) }
+        case let .member(inView):
+            precondition(inView.blockedBefore == nil, "a member blocked before is blocked again or not by the end of the input")
+        case let .flushing(flush, _):
+            check(flush)
+        case let .blocked(since, _):
+            precondition(since <= lastNow, "blocked since a time already seen")
+        case .left:
+            break
+        }
+    }
+
     func checkInvariants() {
         precondition(transmittedSeq < nextSeq, "transmitted seqs were assigned")
         precondition(UInt64(pendingSends.count) == nextSeq - 1 - transmittedSeq, "every assigned, untransmitted seq is pending")
         precondition(!hasView || members.contains(me), "an installed view contains this peer")
         precondition(members.count <= Wire.membersMax, "view too large")
         precondition(!hasView || streams.count == members.count, "one stream per member")
+        checkPhase()
         for stream in streams.values {
             precondition(stream.delivered >= stream.stableFloor, "stable messages were delivered here")
             precondition(stream.gaps.count <= 2 * config.windowSizeMax, "gap table bounded")
