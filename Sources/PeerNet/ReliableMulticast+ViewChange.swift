@@ -519,8 +519,9 @@ extension ReliableMulticast {
 
     // MARK: - Deciding on a view change
 
-    /// Starts a view change when this peer is the coordinator of a needed one; sets `blocked`
-    /// when too few members of the installed view are alive to form a primary view.
+    /// Starts a view change when this peer is the coordinator of a needed one. Outside a view
+    /// change, decides whether it is a member or blocked (too few members of the installed view
+    /// reachable to form a primary view).
     func evaluateMembership(now: NetTime) {
         guard !isLeft else { return }
         guard hasView else { return evaluateBootstrap(now: now) }
