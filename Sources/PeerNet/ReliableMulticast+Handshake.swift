@@ -70,13 +70,12 @@ extension ReliableMulticast {
         guard challengeQueue.count < Self.challengeQueueMax, !challengeQueue.contains(candidate) else { return }
         challengeQueue.append(candidate)
         let earliest = lastChallengeSentAt.map { $0.adding(nanoseconds: Self.challengeSpacingNanoseconds) } ?? now
-        challengeAt = max(earliest, now)
+        timers[.challenge] = max(earliest, now)
     }
 
-    /// Sends the queued challenges in one datagram when due.
-    func sendChallengesIfDue(now: NetTime) {
-        guard let at = challengeAt, now >= at else { return }
-        challengeAt = nil
+    /// Sends the queued challenges in one datagram (the `.challenge` timer fired).
+    func sendChallenges(now: NetTime) {
+        timers[.challenge] = nil
         guard !challengeQueue.isEmpty, !isLeft else { return }
         let epoch = now.nanoseconds / Self.cookieEpochNanoseconds
         let entries = challengeQueue.map { ChallengeEntry(target: $0, cookie: cookie(for: $0, epoch: epoch)) }

@@ -9,9 +9,9 @@ extension ReliableMulticast {
             guard let stream = streams[m.id] else { continue }
             let highestKnown = stream.highestKnown
             if stream.contiguous >= highestKnown {
-                if stream.nackAt != nil || !stream.gaps.isEmpty {
+                if !stream.gaps.isEmpty || timers[.nack(m.id)] != nil {
                     stream.gaps.removeAll()
-                    stream.nackAt = nil
+                    timers[.nack(m.id)] = nil
                 }
                 continue
             }
@@ -29,7 +29,7 @@ extension ReliableMulticast {
                 seq += 1
             }
             stream.scannedUpTo = scanEnd
-            if let due { stream.nackAt = min(stream.nackAt ?? due, due) }
+            if let due { armEarliest(.nack(m.id), at: due) }
         }
     }
 
@@ -43,7 +43,10 @@ extension ReliableMulticast {
 
     /// NACKs every gap that is due (in up to `nackDatagramsPerFireMax` datagrams), then re-arms.
     func fireNack(_ id: PeerID, now: NetTime) {
-        guard let stream = streams[id] else { return }
+        guard let stream = streams[id] else {
+            timers[.nack(id)] = nil
+            return
+        }
         let delivered = stream.delivered
         var dueSeqs: [UInt64] = []
         var stale: [UInt64] = []
@@ -72,7 +75,7 @@ extension ReliableMulticast {
         // Whatever did not fit goes out a little later (bounded work per firing).
         let later = now.adding(nanoseconds: max(1, config.nackDelayMaxNanoseconds))
         let next = streams[id]!.gaps.values.min().map { max($0, later) }
-        streams[id]!.nackAt = next
+        timers[.nack(id)] = next
     }
 
     func handleNack(origin: Member, ranges: [ClosedRange<UInt64>], from sender: Member, now: NetTime) {
@@ -101,11 +104,11 @@ extension ReliableMulticast {
         let originRTT = min(peers[origin.id]?.rttSmoothed ?? 0, Self.rttForTimeoutsMaxNanoseconds)
         let delay = origin == me ? rng.next(upTo: quarter) : quarter + originRTT + rng.next(upTo: config.repairDelayMaxNanoseconds)
         let at = now.adding(nanoseconds: delay)
-        repairAt = min(repairAt ?? at, at)
+        armEarliest(.repair, at: at)
     }
 
     func fireRepairs() {
-        repairAt = nil
+        timers[.repair] = nil
         for key in repairPending.sorted() {
             guard outRepairs.count < Self.repairPendingMax else { break }
             guard let item = streams[key.origin]?.messages[key.seq] else { continue }

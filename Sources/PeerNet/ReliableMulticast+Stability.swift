@@ -19,13 +19,13 @@ extension ReliableMulticast {
         if let stream = streams[me.id],
            stream.delivered > max(stream.reportedDelivered, probeArmedSeq) {
             probeArmedSeq = stream.delivered
-            reportAt = now.adding(nanoseconds: config.stabilityReportDelayNanoseconds)
+            timers[.report] = now.adding(nanoseconds: config.stabilityReportDelayNanoseconds)
         }
     }
 
     /// Multicasts this peer's delivered vector, its sent seq and an echo per member.
     func emitReport(now: NetTime) {
-        reportAt = nil
+        timers[.report] = nil
         guard hasView, status == .member || status == .flushing else { return }
         var entries: [ReportEntry] = []
         entries.reserveCapacity(members.count)

@@ -3,6 +3,115 @@ import EggPrimitives
 /// The view change (flush) of `ReliableMulticast`: every transition of the membership state
 /// machine lives in this file. The algorithm is documented on `ReliableMulticast`.
 extension ReliableMulticast {
+    // MARK: - Phase
+
+    var isLeft: Bool {
+        if case .left = phase { true } else { false }
+    }
+
+    var isBlocked: Bool {
+        if case .blocked = phase { true } else { false }
+    }
+
+    /// Whether a view is installed (member, flushing, blocked).
+    var hasView: Bool {
+        switch phase {
+        case .member, .flushing, .blocked: true
+        case .joining, .left: false
+        }
+    }
+
+    /// The view change this peer takes part in (flushing, or joining by a founding or an admission).
+    var flush: Flush? {
+        switch phase {
+        case let .joining(_, flush): flush
+        case let .flushing(flush, _): flush
+        case .member, .blocked, .left: nil
+        }
+    }
+
+    var participation: Participation? { flush?.participation }
+    var coordinating: Proposal? { flush?.coordinating }
+
+    var flushAbandoned: Bool {
+        switch phase {
+        case let .member(inView), let .flushing(_, inView): inView.flushAbandoned
+        case let .blocked(_, flushAbandoned): flushAbandoned
+        case .joining, .left: false
+        }
+    }
+
+    /// Since when this peer is cut off from a primary view: blocked since then, or blocked
+    /// before the view change it is in.
+    var cutOffSince: NetTime? {
+        switch phase {
+        case let .member(inView), let .flushing(_, inView): inView.blockedBefore
+        case let .blocked(since, _): since
+        case .joining, .left: nil
+        }
+    }
+
+    /// Changes the view change this peer takes part in, in place (none: nothing changes).
+    func updateFlush(_ change: (inout Flush) -> Void) {
+        switch phase {
+        case .joining(let discoveryAt, var flush?):
+            change(&flush)
+            phase = .joining(discoveryAt: discoveryAt, flush: flush)
+        case .flushing(var flush, let inView):
+            change(&flush)
+            phase = .flushing(flush, inView)
+        case .joining(_, nil), .member, .blocked, .left:
+            break
+        }
+    }
+
+    /// Enters view change `flush` (or moves on to it from another): frozen from now on.
+    func enterFlush(_ flush: Flush) {
+        switch phase {
+        case let .joining(discoveryAt, _):
+            phase = .joining(discoveryAt: discoveryAt, flush: flush)
+        case let .member(inView), let .flushing(_, inView):
+            phase = .flushing(flush, inView)
+        case let .blocked(since, flushAbandoned):
+            phase = .flushing(flush, InView(flushAbandoned: flushAbandoned, blockedBefore: since))
+        case .left:
+            preconditionFailure("no view change after leave")
+        }
+    }
+
+    /// The view change ends without an install (`abandoned`: this peer coordinated it and gave
+    /// it up). Joining, it listens on; in a view it is a member until the membership is
+    /// evaluated again, at the end of the same input (which may find it blocked).
+    func endFlush(abandoned: Bool) {
+        switch phase {
+        case let .joining(discoveryAt, _):
+            phase = .joining(discoveryAt: discoveryAt, flush: nil)
+        case var .flushing(_, inView):
+            if abandoned { inView.flushAbandoned = true }
+            phase = .member(inView)
+        case .member, .blocked, .left:
+            break
+        }
+    }
+
+    /// A new proposal of this peer's supersedes one it gave up.
+    func clearFlushAbandoned() {
+        switch phase {
+        case var .member(inView):
+            inView.flushAbandoned = false
+            phase = .member(inView)
+        case .flushing(let flush, var inView):
+            inView.flushAbandoned = false
+            phase = .flushing(flush, inView)
+        case let .blocked(since, _):
+            phase = .blocked(since: since, flushAbandoned: false)
+        case .joining, .left:
+            break
+        }
+    }
+
+    // MARK: - Flush frames
+
     /// Multicasts a flush frame and handles it locally too: the coordinator is also a member.
     func emitFlush(_ frame: Frame, now: NetTime) {
         emit(frame)
@@ -51,7 +160,11 @@ extension ReliableMulticast {
         install(p)
     }
 
-    private func handlePropose(_ ballot: Ballot, from sender: Member, baseID: UInt64, baseKey: UInt64, proposed: [Member], now: NetTime) {
+    /// `own`: the proposal this peer just started (it coordinates the ballot).
+    private func handlePropose(
+        _ ballot: Ballot, from sender: Member, baseID: UInt64, baseKey: UInt64, proposed: [Member],
+        own: Proposal? = nil, now: NetTime
+    ) {
         installIfProven(viewID: baseID, viewKey: baseKey, by: sender)
         guard proposed.contains(me), !isLeft else { return }
         let continuing = hasView && viewID == baseID && viewKey == baseKey
@@ -65,25 +178,30 @@ extension ReliableMulticast {
             // Join only a group whose view dominates ours (or found one when we have none).
             // (A blocked peer joins any working group that admits it.)
             let mine = hasView ? (viewID, viewKey) : (0, 0)
-            guard !hasView || blocked || Self.dominates((baseID, baseKey), mine) else { return }
+            guard !hasView || isBlocked || Self.dominates((baseID, baseKey), mine) else { return }
         }
-        if let p = participation {
-            let sameBase = p.baseID == baseID && p.baseKey == baseKey
-            if sameBase, ballot < p.ballot { return }
-            if !sameBase, !Self.dominates((baseID, baseKey), (p.baseID, p.baseKey)) { return }
-        }
+        guard takesPart(ballot, baseID: baseID, baseKey: baseKey) else { return }
         if participation?.ballot != ballot || participation?.baseID != baseID || participation?.baseKey != baseKey {
-            participation = Participation(
+            let p = Participation(
                 ballot: ballot, baseID: baseID, baseKey: baseKey, members: proposed,
                 continuing: continuing, lastProgress: now)
-            if let c = coordinating, c.ballot != ballot { coordinating = nil }
+            enterFlush(Flush(participation: p, coordinating: own))
             scheduleFlushRetransmit(now: now)
+        } else {
+            updateFlush { $0.participation.lastProgress = now }
         }
-        participation!.lastProgress = now
-        blocked = false
-        // Freeze (status is now .flushing) and report what we hold.
+        // Frozen (status .flushing, or still .joining without a view): report what we hold.
         let holdings: [(PeerID, UInt64)] = continuing ? members.map { ($0.id, streams[$0.id]!.contiguous) } : []
         emitFlush(.ack(ballot, viewID: hasView ? viewID : 0, viewKey: hasView ? viewKey : 0, ownSeq: transmittedSeq, holdings: holdings), now: now)
+    }
+
+    /// Whether this peer takes part in a proposal of `ballot` on base (id, key), given the view
+    /// change it is in (if any): on the same base a ballot not below that one's, on another base
+    /// only one that dominates it.
+    func takesPart(_ ballot: Ballot, baseID: UInt64, baseKey: UInt64) -> Bool {
+        guard let p = participation else { return true }
+        if p.baseID == baseID && p.baseKey == baseKey { return !(ballot < p.ballot) }
+        return Self.dominates((baseID, baseKey), (p.baseID, p.baseKey))
     }
 
     /// A coordinator names itself among the proposed; for our installed view it is a member of
@@ -115,7 +233,7 @@ extension ReliableMulticast {
             }
         }
         p.lastProgress = now
-        participation = p
+        updateFlush { $0.participation = p }
         checkReady(now: now)
     }
 
@@ -149,7 +267,7 @@ extension ReliableMulticast {
                 }
             }
             p.ready = true
-            participation = p
+            updateFlush { $0.participation = p }
             emitReadyNow(p.ballot)
         }
         if p.installRequested { install(p) }
@@ -157,7 +275,10 @@ extension ReliableMulticast {
 
     private func emitReadyNow(_ ballot: Ballot) {
         emit(.ready(ballot))
-        if coordinating?.ballot == ballot { coordinating!.ready.insert(me.id); maybeInstall() }
+        if coordinating?.ballot == ballot {
+            updateFlush { _ = $0.coordinating?.ready.insert(me.id) }
+            maybeInstall()
+        }
     }
 
     private func handleInstall(_ ballot: Ballot, from sender: Member, newViewID: UInt64, now: NetTime) {
@@ -167,7 +288,7 @@ extension ReliableMulticast {
             return
         }
         p.installRequested = true
-        participation = p
+        updateFlush { $0.participation = p }
         if p.ready { install(p) }
     }
 
@@ -206,21 +327,17 @@ extension ReliableMulticast {
         members = newMembers
         viewID = cut.newViewID
         viewKey = Self.viewKey(id: cut.newViewID, members: newMembers, ballot: p.ballot)
-        hasView = true
-        blocked = false
+        phase = .member(InView())
         reports = [:]
         // Members start afresh; a candidate excluded for not answering waits out its exclusion.
         forcedOut = forcedOut.filter { !newMembers.contains($0.key) }
-        flushAbandoned = false
-        blockedSince = nil
         repairPending = []
         laggingReported = []
         for m in newMembers where m != me { peers[m.id]?.staleViewSince = nil }
         vouch(for: newMembers, now: lastNow)
         lastInstall = (p.ballot, cut.newViewID)
-        participation = nil
-        if coordinating?.ballot == p.ballot { coordinating = nil }
-        flushRetransmitAt = nil
+        timers[.flushRetransmit] = nil
+        disarmNacks()  // the streams start afresh
         stats.viewsInstalled += 1
         view = MembershipView(
             id: cut.newViewID, members: newMembers.map(\.id),
@@ -240,22 +357,17 @@ extension ReliableMulticast {
         stats.messagesAbandoned += UInt64(pendingSends.count)
         transmittedSeq = nextSeq - 1
         pendingSends.removeAll()
-        hasView = false
-        blocked = false
-        blockedSince = nil
+        phase = .joining(discoveryAt: listened ? now : now.adding(nanoseconds: config.discoveryNanoseconds), flush: nil)
         viewID = 0
         viewKey = 0
         members = []
         streams = [:]
         reports = [:]
-        participation = nil
-        coordinating = nil
-        flushAbandoned = false
         repairPending = []
         laggingReported = []
         forcedOut = [:]
-        reportAt = nil
-        discoveryAt = listened ? now : now.adding(nanoseconds: config.discoveryNanoseconds)
+        timers[.report] = nil
+        disarmNacks()
         view = MembershipView(id: 0, members: [], departed: old.members)
         events.append(.viewAbandoned(old))
     }
@@ -281,17 +393,19 @@ extension ReliableMulticast {
             // A member of our view that is not in it any more (it missed a view): exclude it
             // now and restart; it rejoins as a joiner by the next view change.
             exclude(sender, now: now)
-            coordinating = nil
-            if participation?.ballot == ballot { participation = nil }
+            endFlush(abandoned: false)
             return
         }
         var held: [PeerID: UInt64] = [:]
         for (peer, seq) in holdings { held[peer] = seq }
         c.acks[sender.id] = AckInfo(continuing: continuing, viewID: ackerViewID, ownSeq: ownSeq, holdings: held)
-        coordinating = c
-        guard c.members.allSatisfy({ c.acks[$0.id] != nil }) else { return }
+        guard c.members.allSatisfy({ c.acks[$0.id] != nil }) else {
+            updateFlush { $0.coordinating = c }
+            return
+        }
         let cut = computeCut(c)
-        coordinating!.cut = cut
+        c.cut = cut
+        updateFlush { $0.coordinating = c }
         emitFlush(.cut(attempt: ballot.attempt, baseID: c.baseID, baseKey: c.baseKey, newViewID: cut.newViewID, entries: cut.entries), now: now)
     }
 
@@ -319,7 +433,7 @@ extension ReliableMulticast {
     private func handleReady(_ ballot: Ballot, from sender: Member, now: NetTime) {
         if var c = coordinating, c.ballot == ballot, c.cut != nil, c.members.contains(sender) {
             c.ready.insert(sender.id)
-            coordinating = c
+            updateFlush { $0.coordinating = c }
             maybeInstall()
             return
         }
@@ -336,44 +450,55 @@ extension ReliableMulticast {
         emit(.install(c.ballot, newViewID: cut.newViewID))
         if var p = participation, p.ballot == c.ballot {
             p.installRequested = true
-            participation = p
+            updateFlush { $0.participation = p }
             if p.ready { install(p) }
         }
     }
 
+    /// Proposes `proposed` as the next view, coordinated by this peer (a member of it too). Not
+    /// while it is frozen in a view change of another base that ours does not dominate (one
+    /// whose coordinator went silent: it is given up at the next timeout, then we propose).
     private func startProposal(members proposed: [Member], now: NetTime) {
         // Saturates: attempts on the wire are at most `Wire.attemptMax`, far below the end.
-        highestAttemptSeen = highestAttemptSeen == .max ? .max : highestAttemptSeen + 1
-        let ballot = Ballot(attempt: highestAttemptSeen, coordinator: me.id)
-        flushAbandoned = false
-        let base = hasView ? members : []
-        coordinating = Proposal(
-            ballot: ballot, baseID: hasView ? viewID : 0, baseKey: hasView ? viewKey : 0,
-            baseMembers: base, members: proposed.sorted(),
+        let attempt = highestAttemptSeen == .max ? UInt32.max : highestAttemptSeen + 1
+        let ballot = Ballot(attempt: attempt, coordinator: me.id)
+        let baseID = hasView ? viewID : 0
+        let baseKey = hasView ? viewKey : 0
+        guard takesPart(ballot, baseID: baseID, baseKey: baseKey) else { return }
+        highestAttemptSeen = attempt
+        clearFlushAbandoned()
+        let proposal = Proposal(
+            ballot: ballot, baseID: baseID, baseKey: baseKey,
+            baseMembers: hasView ? members : [], members: proposed.sorted(),
             deadline: now.adding(nanoseconds: config.flushTimeoutNanoseconds))
-        emitFlush(.propose(attempt: ballot.attempt, baseID: coordinating!.baseID, baseKey: coordinating!.baseKey, members: proposed.sorted()), now: now)
+        emit(.propose(attempt: ballot.attempt, baseID: baseID, baseKey: baseKey, members: proposal.members))
+        handlePropose(ballot, from: me, baseID: baseID, baseKey: baseKey, proposed: proposal.members, own: proposal, now: now)
         scheduleFlushRetransmit(now: now)
     }
 
     private func scheduleFlushRetransmit(now: NetTime) {
-        if flushRetransmitAt == nil { flushRetransmitAt = now.adding(nanoseconds: config.flushRetransmitNanoseconds) }
+        if timers[.flushRetransmit] == nil { timers[.flushRetransmit] = now.adding(nanoseconds: config.flushRetransmitNanoseconds) }
     }
 
     // MARK: - Timers
 
-    func flushTimers(now: NetTime) {
-        if let at = flushRetransmitAt, now >= at {
-            flushRetransmitAt = nil
-            if let c = coordinating {
-                if let cut = c.cut {
-                    emit(.cut(attempt: c.ballot.attempt, baseID: c.baseID, baseKey: c.baseKey, newViewID: cut.newViewID, entries: cut.entries))
-                } else {
-                    emit(.propose(attempt: c.ballot.attempt, baseID: c.baseID, baseKey: c.baseKey, members: c.members))
-                }
+    /// The `.flushRetransmit` timer fired: the running view change's frames go out again.
+    func retransmitFlush(now: NetTime) {
+        timers[.flushRetransmit] = nil
+        if let c = coordinating {
+            if let cut = c.cut {
+                emit(.cut(attempt: c.ballot.attempt, baseID: c.baseID, baseKey: c.baseKey, newViewID: cut.newViewID, entries: cut.entries))
+            } else {
+                emit(.propose(attempt: c.ballot.attempt, baseID: c.baseID, baseKey: c.baseKey, members: c.members))
             }
-            if let p = participation, p.ready { emit(.ready(p.ballot)) }
-            if coordinating != nil || participation != nil { scheduleFlushRetransmit(now: now) }
         }
+        if let p = participation, p.ready { emit(.ready(p.ballot)) }
+        if coordinating != nil || participation != nil { scheduleFlushRetransmit(now: now) }
+    }
+
+    /// The deadlines of a running view change (polled by `nextDeadline`): the coordinator gives
+    /// up its proposal at its flush timeout; a member gives up a ballot whose coordinator went silent.
+    func expireFlush(now: NetTime) {
         if let c = coordinating, now >= c.deadline {
             // Exclude whoever did not answer and restart with a higher ballot.
             for m in c.members where m != me {
@@ -382,22 +507,21 @@ extension ReliableMulticast {
             }
             // Members that acked are frozen in this ballot: the next one must run even if the
             // membership looks unchanged, or they wait for us until they exclude us.
-            if hasView { flushAbandoned = true }
-            coordinating = nil
-            if participation?.ballot == c.ballot { participation = nil }
+            endFlush(abandoned: true)
         }
         if let p = participation, coordinating == nil,
            now.nanoseconds(since: p.lastProgress) >= 2 * config.flushTimeoutNanoseconds {
             // The coordinator went silent: exclude it; the next-lowest member takes over.
             if let coordinator = p.members.first(where: { $0.id == p.ballot.coordinator }) { exclude(coordinator, now: now) }
-            participation = nil
+            endFlush(abandoned: false)
         }
     }
 
     // MARK: - Deciding on a view change
 
-    /// Starts a view change when this peer is the coordinator of a needed one; sets `blocked`
-    /// when too few members of the installed view are alive to form a primary view.
+    /// Starts a view change when this peer is the coordinator of a needed one. Outside a view
+    /// change, decides whether it is a member or blocked (too few members of the installed view
+    /// reachable to form a primary view).
     func evaluateMembership(now: NetTime) {
         guard !isLeft else { return }
         guard hasView else { return evaluateBootstrap(now: now) }
@@ -410,12 +534,16 @@ extension ReliableMulticast {
         // A member that announced `leave` is gone for good: it counts toward no majority.
         let base = members.filter { !isGone($0) }
         let primary = Self.isPrimary(alive: reachable, of: base)
-        if participation == nil {
-            blocked = !primary
-            blockedSince = blocked ? (blockedSince ?? now) : nil
-            if let since = blockedSince, now.nanoseconds(since: since) >= blockedBound(base: base) {
-                abandonView(now: now, listened: base.count == 2)
-                return evaluateBootstrap(now: now)
+        if participation == nil {  // member or blocked: which one is decided here
+            if primary {
+                phase = .member(InView(flushAbandoned: flushAbandoned))
+            } else {
+                let since = cutOffSince ?? now
+                phase = .blocked(since: since, flushAbandoned: flushAbandoned)
+                if now.nanoseconds(since: since) >= blockedBound(base: base) {
+                    abandonView(now: now, listened: base.count == 2)
+                    return evaluateBootstrap(now: now)
+                }
             }
         }
         // A working group in a dominating view is around: wait for it to admit us.
@@ -426,7 +554,8 @@ extension ReliableMulticast {
                 c.baseMembers.contains(m) ? isAlive(m, now: now) : (peers[m.id].map { isFresh($0, now: now) && $0.incarnation == m.incarnation } ?? false)
             }
             if stillGood { return }
-            coordinating = nil
+            // Given up; this peer stays frozen in it until a new ballot (or its own silence timeout).
+            updateFlush { $0.coordinating = nil }
         }
         if let p = participation, now.nanoseconds(since: p.lastProgress) < 2 * config.flushTimeoutNanoseconds,
            p.ballot.coordinator != me.id { return }
@@ -481,7 +610,7 @@ extension ReliableMulticast {
 
     /// No view yet: after discovery, the lowest-ID fresh peer founds view 1 if no group is heard.
     private func evaluateBootstrap(now: NetTime) {
-        guard now >= discoveryAt, coordinating == nil else { return }
+        guard case let .joining(discoveryAt, flush) = phase, now >= discoveryAt, flush?.coordinating == nil else { return }
         // A peer heard but not proven yet (a lost challenge or response) would be left out:
         // wait for it up to one more discovery period (a storm of strangers delays no longer).
         if handshakesPending(now: now), now < discoveryAt.adding(nanoseconds: config.discoveryNanoseconds) {

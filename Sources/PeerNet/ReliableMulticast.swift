@@ -97,6 +97,25 @@ import EggPrimitives
 /// restarted, the restarted peers are fresh: hearing only blocked peers, they found a new
 /// group, which then admits the blocked ones.
 ///
+/// ## State of a peer
+/// One `phase`, with the data only that phase has (`status` names it):
+/// - `joining(discoveryAt, flush)`: no view (fresh, or its view given up). It listens until
+///   `discoveryAt`, then founds a group or waits to be admitted; `flush` is the founding or
+///   admission it takes part in. The install makes it a `member`.
+/// - `member`: primary in the installed view, delivering. A proposal it takes part in makes it
+///   `flushing`; too few members reachable make it `blocked`.
+/// - `flushing(flush, …)`: frozen in a view change (`flush.participation`, and
+///   `flush.coordinating` when it coordinates it). The install makes it a `member`; a change
+///   that ends without one (given up, or its coordinator silent) makes it a `member` until the
+///   membership is evaluated at the end of the same input, which may find it `blocked` again.
+/// - `blocked(since)`: non-primary. A reachable majority makes it a `member` again, a proposal
+///   it takes part in `flushing`; `blockedBound` after `since` it gives the view up (`joining`).
+/// - `left`: after `leave`, from any phase, for good.
+/// Across member, flushing and blocked a peer carries `InView`: whether a view change it
+/// coordinated was given up (the next runs even if the membership looks unchanged), and since
+/// when it was blocked before the view change it is in. Timers are one table keyed by `Timer`
+/// (`ReliableMulticast+Timers.swift`).
+///
 /// ## Known limits
 /// Crossing ballots (a false suspicion during a flush together with a lost `install`) can
 /// in theory install two views with the same id from one base, each by a different set of
@@ -126,10 +145,9 @@ public final class ReliableMulticast {
         /// Every seq at or below was examined for gaps; the missing ones are in `gaps`.
         var scannedUpTo: UInt64
         /// Missing seq → when it is next due in a NACK (first after a random delay, then
-        /// every retransmit timeout). At most `2 × windowSizeMax` entries.
+        /// every retransmit timeout). At most `2 × windowSizeMax` entries. The timer
+        /// `.nack(member)` is armed at the earliest (maybe earlier: a spurious fire recomputes it).
         var gaps: [UInt64: NetTime] = [:]
-        /// The earliest due time in `gaps` (maybe earlier: a spurious fire recomputes it).
-        var nackAt: NetTime?
         /// `delivered` as of this peer's last stability report.
         var reportedDelivered: UInt64
 
@@ -188,6 +206,43 @@ public final class ReliableMulticast {
         var deadline: NetTime
     }
 
+    /// Where this peer stands (`status` names it): one phase, with the data only it has.
+    enum Phase {
+        /// No installed view: a fresh peer, or one that gave its view up. It only listens until
+        /// `discoveryAt`; `flush` is the founding of a group, or a group's admission of this peer,
+        /// that it takes part in (its status stays `.joining` until it installs).
+        case joining(discoveryAt: NetTime, flush: Flush?)
+        /// In the installed view and primary: delivers, sends.
+        case member(InView)
+        /// In the installed view, frozen in a view change (of this view, or into a group that
+        /// admits this peer): delivers nothing, queues its sends.
+        case flushing(Flush, InView)
+        /// In the installed view, too few of its members reachable to be primary: delivers
+        /// nothing, queues its sends; `blockedBound` after `since` it gives the view up.
+        case blocked(since: NetTime, flushAbandoned: Bool)
+        /// Announced `leave`: silent for good.
+        case left
+    }
+
+    /// What a peer in an installed view carries from one phase to the next.
+    struct InView {
+        /// A view change this peer coordinated was given up (someone did not answer): members may
+        /// be frozen in it, so a new one runs even if the membership looks unchanged.
+        var flushAbandoned = false
+        /// Blocked since then before the view change it is in (or that just ended without an
+        /// install): if still blocked when the membership is evaluated next (at the end of the
+        /// same input), its bound runs on from then.
+        var blockedBefore: NetTime?
+    }
+
+    /// A view change this peer takes part in.
+    struct Flush {
+        var participation: Participation
+        /// The view change this peer coordinates: the ballot of `participation`. `nil` when this
+        /// peer does not coordinate it, or gave it up (a proposed member died) while still frozen in it.
+        var coordinating: Proposal?
+    }
+
     struct SeqKey: Hashable, Comparable {
         var origin: PeerID
         var seq: UInt64
@@ -213,9 +268,8 @@ public final class ReliableMulticast {
     var rng: SplitMix64
 
     var packetNumber: UInt64 = 0
-    var hasView = false
-    var isLeft = false
-    var blocked = false
+    var phase: Phase
+    /// The installed view, while a phase has one (member, flushing, blocked; kept after `leave`).
     var viewID: UInt64 = 0
     var viewKey: UInt64 = 0
     var members: [Member] = []
@@ -236,39 +290,28 @@ public final class ReliableMulticast {
     var laggingReported: Set<PeerID> = []
     var repairPending: Set<SeqKey> = []
 
-    var heartbeatAt: NetTime
-    /// When a stability report is due (deliveries not yet reported), if one is.
-    var reportAt: NetTime?
-    /// Own seq for which the tail-loss probe (`reportAt`) was last armed.
+    /// Every armed timer and when it is due (`ReliableMulticast+Timers.swift`).
+    var timers: [Timer: NetTime] = [:]
+    /// Own seq for which the tail-loss probe (the `.report` timer) was last armed.
     var probeArmedSeq: UInt64 = 0
     /// Own heartbeats and reports by `packetNumber % echoRingSize`: (packet number, sent at).
     var echoRing: [(packet: UInt64, at: NetTime)] = Array(repeating: (0, .zero), count: ReliableMulticast.echoRingSize)
-    var repairAt: NetTime?
-    var flushRetransmitAt: NetTime?
-    var discoveryAt: NetTime
     /// The latest `now` seen: condition deadlines already past are not polled again.
     var lastNow: NetTime
 
-    var participation: Participation?
-    var coordinating: Proposal?
     var highestAttemptSeen: UInt32 = 0
+    /// The last view change this peer installed, in whatever phase it is now: a straggler of
+    /// that ballot that still sends `ready` is told `install` again (rate-limited).
     var lastInstall: (ballot: Ballot, newViewID: UInt64)?
     var lastInstallRelayAt: NetTime?
     /// Members excluded from view changes (they did not answer a flush), until the given time.
     var forcedOut: [Member: NetTime] = [:]
-    /// A view change this peer coordinated was given up (someone did not answer): members may
-    /// be frozen in it, so a new one runs even if the membership looks unchanged.
-    var flushAbandoned = false
-    /// Since when this peer is blocked (non-primary, `.blocked`), while it is: a UI can show
-    /// how long it has been cut off; at `blockedTimeoutNanoseconds` it gives up the view.
-    public internal(set) var blockedSince: NetTime?
 
     // Join handshake (ReliableMulticast+Handshake.swift).
     /// Secret of this incarnation behind the challenge cookies.
     let cookieSecret: UInt64
     var challengeQueue: [Member] = []
     var challengedAt: [Member: NetTime] = [:]
-    var challengeAt: NetTime?
     var lastChallengeSentAt: NetTime?
     var responsesThisInterval = 0
     /// Incarnations superseded by a proven newer one, oldest first.
@@ -290,19 +333,27 @@ public final class ReliableMulticast {
         self.rng = SplitMix64(seed: config.randomSeed)
         var secretSource = SplitMix64(seed: config.randomSeed ^ 0x5EC2_E7C0_0C1E_5EED ^ config.incarnation)
         self.cookieSecret = secretSource.next()
-        self.heartbeatAt = now
-        self.discoveryAt = now.adding(nanoseconds: config.discoveryNanoseconds)
+        self.phase = .joining(discoveryAt: now.adding(nanoseconds: config.discoveryNanoseconds), flush: nil)
+        self.timers[.heartbeat] = now
         self.lastNow = now
         checkInvariants()
     }
 
     /// Where this peer stands: joining, member, flushing (view change), blocked (non-primary), left.
     public var status: PeerNetStatus {
-        if isLeft { return .left }
-        if !hasView { return .joining }
-        if participation != nil { return .flushing }
-        if blocked { return .blocked }
-        return .member
+        switch phase {
+        case .joining: .joining
+        case .member: .member
+        case .flushing: .flushing
+        case .blocked: .blocked
+        case .left: .left
+        }
+    }
+
+    /// Since when this peer is blocked (non-primary, `.blocked`), while it is: a UI can show
+    /// how long it has been cut off; at `blockedTimeoutNanoseconds` it gives up the view.
+    public var blockedSince: NetTime? {
+        if case let .blocked(since, _) = phase { since } else { nil }
     }
 
     /// The highest seq this peer has assigned to its own messages.
@@ -368,9 +419,7 @@ public final class ReliableMulticast {
         guard !isLeft else { return }
         emit(.leave(sentSeq: transmittedSeq))
         emit(.leave(sentSeq: transmittedSeq))
-        isLeft = true
-        participation = nil
-        coordinating = nil
+        phase = .left
         // Messages queued during a view change are never sent now: they count as abandoned.
         transmittedSeq = nextSeq - 1
         pendingSends.removeAll()
@@ -415,31 +464,7 @@ public final class ReliableMulticast {
     /// When `handleTimeout` should be called next; `nil` after `leave`.
     public func pollTimeout() -> NetTime? {
         guard !isLeft else { return nil }
-        var next = heartbeatAt
-        // Timers (cleared or moved when they fire):
-        func consider(_ t: NetTime?) { if let t, t < next { next = t } }
-        // Conditions (stay true once reached): only while still ahead.
-        func considerAhead(_ t: NetTime?) { if let t, t > lastNow { consider(t) } }
-        consider(repairAt)
-        consider(reportAt)
-        consider(flushRetransmitAt)
-        consider(challengeAt)
-        for stream in streams.values { consider(stream.nackAt) }
-        consider(coordinating?.deadline)
-        if let p = participation, coordinating == nil {
-            consider(p.lastProgress.adding(nanoseconds: 2 * config.flushTimeoutNanoseconds))
-        }
-        if !hasView {
-            considerAhead(discoveryAt)
-            considerAhead(discoveryAt.adding(nanoseconds: config.discoveryNanoseconds))
-        }
-        considerAhead(blockedSince?.adding(nanoseconds: config.blockedTimeoutNanoseconds))
-        for m in members where m != me {
-            guard let info = peers[m.id] else { continue }
-            considerAhead(info.lastHeard.adding(nanoseconds: config.suspectTimeoutNanoseconds + 1))
-            considerAhead(info.staleViewSince?.adding(nanoseconds: config.flushTimeoutNanoseconds + 1))
-        }
-        return next
+        return nextDeadline()
     }
 
     /// The next delivery or view change, in order.
@@ -464,13 +489,13 @@ public final class ReliableMulticast {
             let sender = Member(id: envelope.sender, incarnation: envelope.incarnation)
             switch admit(envelope, frame: frame, now: now) {
             case .dropped:
-                sendChallengesIfDue(now: now)
+                fireIfDue(.challenge, now: now)
                 return
             case .stranger:
                 // Only the handshake gets through from a sender not proven yet.
                 stats.datagramsAccepted += 1
                 if case let .challenge(entries) = frame, !isLeft { handleChallenge(entries, from: sender) }
-                sendChallengesIfDue(now: now)
+                fireIfDue(.challenge, now: now)
                 return
             case .known:
                 break
@@ -495,18 +520,7 @@ public final class ReliableMulticast {
         defer { checkInvariants() }
         lastNow = max(lastNow, now)
         guard !isLeft else { return }
-        sendChallengesIfDue(now: now)
-        if now >= heartbeatAt {
-            responsesThisInterval = 0
-            emitHeartbeat(now: now)
-            heartbeatAt = now.adding(nanoseconds: config.heartbeatIntervalNanoseconds)
-        }
-        if let at = reportAt, now >= at { emitReport(now: now) }
-        if let at = repairAt, now >= at { fireRepairs() }
-        for m in members where m != me {  // sorted by ID: a fixed order of RNG draws
-            if let at = streams[m.id]?.nackAt, now >= at { fireNack(m.id, now: now) }
-        }
-        flushTimers(now: now)
+        fireExpired(now: now)
         afterInput(now: now)
     }
 
@@ -536,7 +550,7 @@ public final class ReliableMulticast {
     /// After every input: deliver, schedule NACKs and reports, free stable messages, reconsider membership.
     func afterInput(now: NetTime, stability: Bool = true, membership: Bool = true) {
         guard !isLeft else { return }
-        sendChallengesIfDue(now: now)
+        fireIfDue(.challenge, now: now)
         transmitPending()
         deliverReady()
         if stability { updateStability() }
@@ -673,12 +687,38 @@ public final class ReliableMulticast {
 
     // MARK: - Invariants
 
+    /// What each phase implies, checked after every input.
+    func checkPhase() {
+        func check(_ flush: Flush) {
+            if let c = flush.coordinating {
+                precondition(c.ballot == flush.participation.ballot && c.ballot.coordinator == me.id, "a coordinator takes part in its own ballot")
+            }
+            precondition(flush.participation.members.contains(me), "a view change this peer takes part in proposes it")
+            precondition(flush.participation.continuing == (hasView && flush.participation.baseID == viewID && flush.participation.baseKey == viewKey),
+                         "a view change continues the installed view exactly when it is based on it")
+        }
+        switch phase {
+        case let .joining(_, flush):
+            precondition(members.isEmpty && streams.isEmpty && viewID == 0, "no view while joining")
+            if let flush { check(flush) }
+        case let .member(inView):
+            precondition(inView.blockedBefore == nil, "a member blocked before is blocked again or not by the end of the input")
+        case let .flushing(flush, _):
+            check(flush)
+        case let .blocked(since, _):
+            precondition(since <= lastNow, "blocked since a time already seen")
+        case .left:
+            break
+        }
+    }
+
     func checkInvariants() {
         precondition(transmittedSeq < nextSeq, "transmitted seqs were assigned")
         precondition(UInt64(pendingSends.count) == nextSeq - 1 - transmittedSeq, "every assigned, untransmitted seq is pending")
         precondition(!hasView || members.contains(me), "an installed view contains this peer")
         precondition(members.count <= Wire.membersMax, "view too large")
         precondition(!hasView || streams.count == members.count, "one stream per member")
+        checkPhase()
         for stream in streams.values {
             precondition(stream.delivered >= stream.stableFloor, "stable messages were delivered here")
             precondition(stream.gaps.count <= 2 * config.windowSizeMax, "gap table bounded")
@@ -691,5 +731,9 @@ public final class ReliableMulticast {
         precondition(challengeQueue.count <= Self.challengeQueueMax, "challenge queue bounded")
         precondition(challengedAt.count <= Self.challengedRecentlyMax, "challenged table bounded")
         precondition(retired.count <= Self.retiredMax, "retired incarnations bounded")
+        precondition(isLeft || timers[.heartbeat] != nil, "the heartbeat is armed until leave")
+        for timer in timers.keys {
+            if case let .nack(id) = timer { precondition(streams[id] != nil && id != me.id, "a NACK timer belongs to another member's stream") }
+        }
     }
 }

@@ -56,7 +56,7 @@ public final class MulticastSocket: @unchecked Sendable {
     private let sendFailures = Atomic<UInt64>(0)
     /// The sending socket, `nil` once closed; its lock also orders concurrent callers.
     private let sender: Mutex<Int32?>
-    private var destination: sockaddr_in
+    private let destination: sockaddr_in
 
     /// Datagrams the kernel refused to send (counted as lost).
     public var sendFailureCount: UInt64 { sendFailures.load(ordering: .relaxed) }
@@ -183,23 +183,7 @@ public final class MulticastSocket: @unchecked Sendable {
     /// event loop also means a player's move never waits for the loop to wake. A datagram the
     /// kernel refuses (EPERM, ENOBUFS, a full buffer) or a send after `close` counts as lost.
     public func send(_ batch: [[UInt8]]) {
-        sender.withLock { fd in
-            guard let fd else {
-                sendFailures.add(UInt64(batch.count), ordering: .relaxed)
-                return
-            }
-            guard options.multicast else { return }
-            for bytes in batch {
-                let sent = bytes.withUnsafeBytes { raw in
-                    withUnsafePointer(to: &destination) { address in
-                        address.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                            sendto(fd, raw.baseAddress, raw.count, Int32(MSG_NOSIGNAL), $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                        }
-                    }
-                }
-                if sent != bytes.count { sendFailures.add(1, ordering: .relaxed) }
-            }
-        }
+        send(batch, to: options.multicast ? [destination] : [], lostIfClosed: batch.count)
     }
 
     /// Closes both sockets; waits until the receiving one is closed. Safe to call twice.
@@ -212,13 +196,19 @@ public final class MulticastSocket: @unchecked Sendable {
     /// order, non-blocking, a refused datagram counted as lost.
     public func send(_ batch: [[UInt8]], to peers: [PeerAddress]) {
         guard !peers.isEmpty else { return }
+        send(batch, to: peers.map(\.sockaddr), lostIfClosed: batch.count * peers.count)
+    }
+
+    /// The one `sendto` loop: every datagram of `batch` to the first address, then to the next,
+    /// under the sending socket's lock. A datagram the kernel refuses counts as lost; after
+    /// `close`, `lostIfClosed` datagrams do.
+    private func send(_ batch: [[UInt8]], to addresses: [sockaddr_in], lostIfClosed: Int) {
         sender.withLock { fd in
             guard let fd else {
-                sendFailures.add(UInt64(batch.count * peers.count), ordering: .relaxed)
+                sendFailures.add(UInt64(lostIfClosed), ordering: .relaxed)
                 return
             }
-            for peer in peers {
-                var address = peer.sockaddr
+            for var address in addresses {
                 for bytes in batch {
                     let sent = bytes.withUnsafeBytes { raw in
                         withUnsafePointer(to: &address) { pointer in

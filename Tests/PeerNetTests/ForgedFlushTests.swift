@@ -82,6 +82,42 @@ struct ForgedFlushTests {
         #expect(target.core!.view == view)
     }
 
+    @Test("a member frozen in a stale view change of a dominating base proposes nothing it could not take part in; it gives the stale one up at the next timeout, then proposes")
+    func staleForeignFlushThenOwnProposal() {
+        let network = Self.group(seed: 0xF3)
+        let one = network.node(Self.id(1))
+        let core = one.core!
+        let view = core.view
+        // A proven peer of a dominating view takes the coordinator of our group into its view change, then goes silent.
+        Self.prove(Self.stranger, at: one, in: network, viewID: view.id + 1_000, viewKey: 1)
+        let propose = Frame.propose(attempt: 1, baseID: view.id + 1_000, baseKey: 1, members: [Self.stranger, one.member])
+        network.inject(forge(propose, from: Self.stranger.id, incarnation: Self.stranger.incarnation, to: one), to: one.peerID)
+        #expect(core.status == .flushing && core.participation?.ballot.coordinator == Self.stranger.id)
+        while core.pollTransmit() != nil {}
+        // Two flush timeouts later a datagram comes before the timeout does: member 2 is heard,
+        // member 3 is suspect, so our group needs a view change that member 1 coordinates.
+        let later = network.now.adding(nanoseconds: 2 * core.config.flushTimeoutNanoseconds + 1_000_000)
+        let two = network.node(Self.id(2))
+        let hello = Frame.heartbeat(status: .member, viewID: view.id, viewKey: view.key, sentSeq: two.core!.lastSentSeq, delivered: [])
+        core.handleDatagram(forge(hello, from: two.peerID, incarnation: two.incarnation, to: one), now: later)
+        func sentProposal() -> Bool {
+            var found = false
+            while let bytes = core.pollTransmit() {
+                if case .frame(_, .propose) = Wire.decode(bytes, room: Self.room, auth: Authenticator(passphrase: nil), datagramBytesMax: 1200) { found = true }
+            }
+            return found
+        }
+        #expect(core.coordinating == nil, "no proposal of ours outside a view change we take part in")
+        #expect(!sentProposal(), "no member is frozen in a ballot whose coordinator is not in it")
+        #expect(core.participation?.ballot.coordinator == Self.stranger.id)
+        core.handleTimeout(now: later)
+        #expect(core.status == .flushing)
+        #expect(core.coordinating?.ballot.coordinator == one.peerID)
+        #expect(core.coordinating?.ballot == core.participation?.ballot, "it takes part in its own proposal")
+        #expect(core.coordinating?.members == [one.member, two.member])
+        #expect(sentProposal())
+    }
+
     @Test("forged flush: an install (or a view naming a ready cut's outcome) from a proven non-member does not install a ready member's cut early")
     func installFromStranger() {
         let network = Self.group(seed: 0xF2)
