@@ -363,3 +363,101 @@ struct TsuScoringTests {
         #expect((2..<6).allSatisfy { grid.board.height(column: $0) == 2 })
     }
 }
+
+@Suite("tsu in a LocalMatch: offsetting and the nuisance limit")
+struct TsuLocalMatchTests {
+    /// A two-seat match whose seat 0 has a resolved 2-chain (garbage pending: `tsu` 5, `sfe` 7)
+    /// and waits to spawn; seat 1's pair is live.
+    func match(_ rules: RuleSet) -> LocalMatch {
+        var match = LocalMatch(options: LocalMatch.Options(seed: 7, rules: rules), seats: [.external, .external])
+        match.tick()
+        match.grids[0] = chainGrid(rules)
+        return match
+    }
+
+    func chainGrid(_ rules: RuleSet) -> PlayerGrid {
+        let start = rows("......", 10) + ["B.....", "RRR...", "RBBB.."]
+        var grid = PlayerGrid(lockedOnto: try! Board(notation: start.joined(separator: "\n"), rowsMax: rules.rows), rules: rules)
+        _ = grid.ticksUntilSettled()
+        return grid
+    }
+
+    func sent(_ events: [LocalMatch.Event]) -> [[Int]] {
+        events.compactMap { if case .garbageSent(let from, let to, let count) = $0 { [from, to, count] } else { nil } }
+    }
+
+    func landed(_ events: [LocalMatch.Event], seat: Int) -> [Int] {
+        events.compactMap { if case .input(seat, .landGarbage(let count), _) = $0 { count } else { nil } }
+    }
+
+    @Test("a chain first cancels garbage queued against its player; only the rest is sent (both ways)")
+    func offsetting() {
+        var m = match(.tsu)
+        #expect(m.grids[0].garbagePending == 5)
+        m.incomingGarbage[0] = 3
+        var events = m.tick()
+        #expect(sent(events) == [[0, 1, 2]])
+        #expect(landed(events, seat: 0) == [])
+        #expect((m.incomingGarbage[0], m.acceptedGarbage[0]) == (0, 0))
+        #expect(m.acceptedGarbage[1] == 2)
+        // The other way: seat 1's chain cancels the 2 queued against it and sends 3.
+        m.grids[1] = chainGrid(.tsu)
+        events = m.tick()
+        #expect(sent(events) == [[1, 0, 3]])
+        #expect(landed(events, seat: 1) == [])
+        #expect(m.acceptedGarbage[1] == 0)
+        #expect(m.acceptedGarbage[0] == 3)
+    }
+
+    @Test("a chain smaller than the queue sends nothing and leaves the rest queued, accepted garbage first")
+    func offsettingAll() {
+        var m = match(.tsu)
+        m.acceptedGarbage[0] = 4
+        m.incomingGarbage[0] = 4
+        let events = m.tick()
+        #expect(sent(events) == [])
+        #expect(landed(events, seat: 0) == [])
+        // 4 accepted and 1 incoming cancelled; the 3 left are accepted during the new pair.
+        #expect((m.incomingGarbage[0], m.acceptedGarbage[0]) == (0, 3))
+        #expect(m.grids[0].state == .live)
+    }
+
+    @Test("sfe has no offsetting: the whole chain is sent and the queue lands")
+    func sfeNoOffsetting() {
+        var m = match(.sfe)
+        #expect(m.grids[0].garbagePending == 7)
+        m.incomingGarbage[0] = 3
+        let events = m.tick()
+        #expect(sent(events) == [[0, 1, 7]])
+        #expect(m.acceptedGarbage[0] == 3)
+        var landing = match(.sfe)
+        landing.acceptedGarbage[0] = 40
+        #expect(landed(landing.tick(), seat: 0) == [40])
+    }
+
+    @Test("at most 30 nuisance eggs fall at once; the rest fall after the next pair")
+    func dropLimit() {
+        var m = match(.tsu)
+        m.grids[0] = PlayerGrid(rules: .tsu, garbageSeed: m.sequence.seed)
+        m.acceptedGarbage[0] = 40
+        let events = m.tick()
+        #expect(landed(events, seat: 0) == [30])
+        #expect(m.acceptedGarbage[0] == 10)
+        #expect(m.grids[0].state == .resolving)
+    }
+
+    @Test("tsu bot matches run to the end: nuisance lands, chains score")
+    func botMatch() {
+        var m = LocalMatch(options: LocalMatch.Options(seed: 3, bestOf: 1, rules: .tsu), seats: [.bot(.hard), .bot(.medium)])
+        var sentTotal = 0, landedTotal = 0
+        while !m.isOver {
+            for event in m.tick() {
+                if case .garbageSent(_, _, let count) = event { sentTotal += count }
+                if case .input(_, .landGarbage, .garbageLanded(let count)) = event { landedTotal += count }
+            }
+        }
+        #expect(m.matchWinner != nil)
+        #expect(sentTotal > 0 && landedTotal > 0)
+        #expect(m.lastGameGrids!.contains { $0.score > 0 })
+    }
+}
