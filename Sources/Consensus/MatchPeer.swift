@@ -177,7 +177,11 @@ public struct PlayerMirror: Sendable {
     var queue: Deque<StreamItem> = []
     /// Garbage credited to this player by other players' spawns.
     public internal(set) var garbageReceived = 0
+    /// Garbage landed on the player, or cancelled by its offsetting.
     public internal(set) var garbageLanded = 0
+    /// Of the player's pending chain garbage, what its offset items cancelled (not sent at the
+    /// next spawn).
+    var garbageOffset = 0
     /// Items of the owner's stream (spawns, moves, garbage landings) applied so far this game:
     /// the mirror has caught up with the owner's `inputsMade` of the same count.
     public internal(set) var inputsApplied = 0
@@ -250,7 +254,10 @@ public struct OwnerState: Sendable {
     }
     /// Items sent in this game's stream so far (spawns, moves, garbage landings, tick counts).
     public internal(set) var inputsMade = 0
+    /// Garbage landed on this player, or cancelled by its offsetting.
     var garbageLanded = 0
+    /// Of the pending chain garbage, what offset items cancelled (not sent at the next spawn).
+    var garbageOffset = 0
     var waitingSince: NetTime?
     var checkpointDue = false
     public internal(set) var isOut = false
