@@ -67,6 +67,9 @@ public struct MatchPeerConfig: Sendable, Hashable {
     public var role: PeerRole
     /// Seeds this peer's votes (a pure function of seed, game and round).
     public var voteSeed: UInt64
+    /// The rule set this peer was started with (`--rules`), announced in its hello; the match
+    /// plays the rule set of the agreed settings.
+    public var rules: String = RuleSet.sfe.name
     /// How many rounds ahead of the highest spawned pair index this peer votes.
     public var lookaheadRounds: Int = 64
     /// Events waiting for ``MatchPeer/pollEvent()`` at most. The driver polls every event after
