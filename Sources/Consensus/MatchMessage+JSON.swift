@@ -16,7 +16,7 @@ extension MatchMessage {
         case .startProposal(let match, let s, let play):
             return .object([("type", .string("start")), ("match", .int(Int64(match))), ("speed", .int(Int64(s.speed))),
                             ("colors", .int(Int64(s.colors))), ("games", .int(Int64(s.gamesPerMatch))),
-                            ("play", .bool(play))])
+                            ("play", .bool(play))] + Self.rulesField(s))
         case .inputs(let game, let items):
             return .object([("type", .string("inputs")), ("game", .int(Int64(game))),
                             ("inputs", .array(items.map { .string(Self.jsonName($0)) }))])
@@ -35,12 +35,12 @@ extension MatchMessage {
         case .roomSettings(let version, let s):
             return .object([("type", .string("settings")), ("version", .int(Int64(version))),
                             ("speed", .int(Int64(s.speed))), ("colors", .int(Int64(s.colors))),
-                            ("games", .int(Int64(s.gamesPerMatch)))])
+                            ("games", .int(Int64(s.gamesPerMatch)))] + Self.rulesField(s))
         case .ready(let match, let key, let s, let play):
             return .object([("type", .string("ready")), ("match", .int(Int64(match))),
                             ("version", .int(Int64(key.version))), ("author", .string(key.author.hex)),
                             ("speed", .int(Int64(s.speed))), ("colors", .int(Int64(s.colors))),
-                            ("games", .int(Int64(s.gamesPerMatch))), ("play", .bool(play))])
+                            ("games", .int(Int64(s.gamesPerMatch))), ("play", .bool(play))] + Self.rulesField(s))
         case .unready(let match):
             return .object([("type", .string("unready")), ("match", .int(Int64(match)))])
         case .go(let match):
@@ -60,12 +60,17 @@ extension MatchMessage {
         case .move(let m): m.jsonName
         case .landGarbage(let n): "garbage:\(n)"
         case .ticks(let n): "ticks:\(n)"
+        case .offsetGarbage(let n): "offset:\(n)"
         }
     }
 
     static func parseInput(_ text: String) -> StreamInput? {
         if text == "spawn" { return .spawn }
         if let move = Move.allCases.first(where: { $0.jsonName == text }) { return .move(move) }
+        if text.hasPrefix("offset:") {
+            guard let n = Int(text.dropFirst(7)), (1...garbageOffsetMax).contains(n) else { return nil }
+            return .offsetGarbage(n)
+        }
         if text.hasPrefix("ticks:") {
             guard let n = Int(text.dropFirst(6)), (1...ticksPerItemMax).contains(n) else { return nil }
             return .ticks(n)
@@ -86,6 +91,7 @@ extension MatchMessage {
             pairs.append(("match", .object([
                 ("speed", .int(Int64(m.settings.speed))), ("colors", .int(Int64(m.settings.colors))),
                 ("games", .int(Int64(m.settings.gamesPerMatch))),
+            ] + Self.rulesField(m.settings) + [
                 ("players", .array(m.players.map { .string($0.hex) })),
                 ("wins", .array(m.wins.map { .int(Int64($0)) })),
                 ("pairsSpawned", .array(m.pairsSpawned.map { .int(Int64($0)) })),
@@ -97,7 +103,9 @@ extension MatchMessage {
         if let room = s.room {
             pairs.append(("room", .object([
                 ("speed", .int(Int64(room.settings.speed))), ("colors", .int(Int64(room.settings.colors))),
-                ("games", .int(Int64(room.settings.gamesPerMatch))), ("version", .int(Int64(room.key.version))),
+                ("games", .int(Int64(room.settings.gamesPerMatch))),
+            ] + Self.rulesField(room.settings) + [
+                ("version", .int(Int64(room.key.version))),
                 ("author", .string(room.key.author.hex)),
                 ("ready", .array(room.marks.sorted { $0.key < $1.key }.map {
                     .object([("peer", .string($0.key.hex)), ("play", .bool($0.value))])
@@ -137,7 +145,8 @@ extension MatchMessage {
         case "start":
             guard let match = u32("match"), let speed = u32("speed"), let colors = u32("colors"),
                   let games = u32("games"), let play = json["play"]?.boolValue else { return nil }
-            let settings = MatchSettings(speed: Int(speed), colors: Int(colors), gamesPerMatch: Int(games))
+            guard let rules = Self.parseRules(json) else { return nil }
+            let settings = MatchSettings(speed: Int(speed), colors: Int(colors), gamesPerMatch: Int(games), ruleSet: rules)
             guard settings.isValid else { return nil }
             self = .startProposal(match: match, settings: settings, wantsToPlay: play)
         case "inputs":
@@ -209,9 +218,22 @@ extension MatchMessage {
 
     private static func parseSettings(_ json: JSONValue) -> MatchSettings? {
         guard let speed = json["speed"]?.intValue, let colors = json["colors"]?.intValue, let games = json["games"]?.intValue,
-              (0...9).contains(speed), (0...9).contains(colors), (0...9).contains(games) else { return nil }
-        let settings = MatchSettings(speed: Int(speed), colors: Int(colors), gamesPerMatch: Int(games))
+              (0...9).contains(speed), (0...9).contains(colors), (0...9).contains(games),
+              let rules = parseRules(json) else { return nil }
+        let settings = MatchSettings(speed: Int(speed), colors: Int(colors), gamesPerMatch: Int(games), ruleSet: rules)
         return settings.isValid ? settings : nil
+    }
+
+    /// The settings' `"rules"` field: omitted for the default rule set (`sfe`), so logs written
+    /// before the field existed read the same.
+    static func rulesField(_ s: MatchSettings) -> [(String, JSONValue)] {
+        s.ruleSet == RuleSet.all[0] ? [] : [("rules", .string(s.ruleSet.name))]
+    }
+
+    /// The rule set a settings object names (`sfe` when it names none), or nil for an unknown one.
+    static func parseRules(_ json: JSONValue) -> RuleSet? {
+        guard let field = json["rules"] else { return RuleSet.all[0] }
+        return field.stringValue.flatMap(RuleSet.named)
     }
 
     private static func parseRoom(_ json: JSONValue) -> RoomSnapshot? {
@@ -265,7 +287,8 @@ extension MatchMessage {
               let game = m["game"]?.intValue, let frontier = m["frontier"]?.intValue,
               (0...Int64(UInt32.max)).contains(game), (0...Int64(UInt32.max)).contains(frontier) else { return nil }
         let players = playersRaw.compactMap { parseHex16($0.stringValue) }.map(PeerID.init)
-        let settings = MatchSettings(speed: Int(speed), colors: Int(colors), gamesPerMatch: Int(games))
+        guard let rules = parseRules(m) else { return nil }
+        let settings = MatchSettings(speed: Int(speed), colors: Int(colors), gamesPerMatch: Int(games), ruleSet: rules)
         guard players.count == playersRaw.count, settings.isValid else { return nil }
         snapshot.match = MatchSnapshot(settings: settings, players: players, wins: wins, game: UInt32(game),
                                        frontier: UInt32(frontier), pairsSpawned: spawned.map { UInt32($0) })

@@ -186,6 +186,9 @@ extension MatchMessage {
             case 8:
                 guard let n = r.varint(max: UInt64(ticksPerItemMax)), n > 0 else { return nil }
                 items.append(.ticks(Int(n)))
+            case 9:
+                guard let n = r.varint(max: UInt64(garbageOffsetMax)), n > 0 else { return nil }
+                items.append(.offsetGarbage(Int(n)))
             default: return nil
             }
         }
@@ -202,18 +205,26 @@ extension MatchMessage {
         case .ticks(let n):
             w.u8(8)
             w.varint(UInt64(max(0, n)))
+        case .offsetGarbage(let n):
+            w.u8(9)
+            w.varint(UInt64(max(0, n)))
         }
     }
 
+    /// Settings are three bytes: speed (0–9) with the rule set's index in ``RuleSet/all`` in the
+    /// high nibble (`sfe`, index 0, leaves the byte as it was), colours, games.
     private static func write(_ s: MatchSettings, to w: inout LEB128ByteWriter) {
-        w.u8(UInt8(clamping: s.speed))
+        w.u8(UInt8(clamping: s.speed) & 0x0F | UInt8(clamping: s.ruleSetIndex ?? 0x0F) << 4)
         w.u8(UInt8(clamping: s.colors))
         w.u8(UInt8(clamping: s.gamesPerMatch))
     }
 
     private static func readSettings(_ r: inout LEB128ByteReader) -> MatchSettings? {
-        guard let speed = r.u8(), let colors = r.u8(), let games = r.u8() else { return nil }
-        let settings = MatchSettings(speed: Int(speed), colors: Int(colors), gamesPerMatch: Int(games))
+        guard let speedAndRules = r.u8(), let colors = r.u8(), let games = r.u8() else { return nil }
+        let index = Int(speedAndRules >> 4)
+        guard index < RuleSet.all.count else { return nil }
+        let settings = MatchSettings(speed: Int(speedAndRules & 0x0F), colors: Int(colors), gamesPerMatch: Int(games),
+                                     ruleSet: RuleSet.all[index])
         return settings.isValid ? settings : nil
     }
 

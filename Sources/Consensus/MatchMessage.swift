@@ -9,25 +9,29 @@ public struct MatchSettings: Hashable, Sendable {
     public var colors: Int
     /// Best of 1, 3, 5 or 7.
     public var gamesPerMatch: Int
+    /// The rule set the match plays (one of ``RuleSet/all``), agreed with the other settings.
+    public var ruleSet: RuleSet
 
     public static let `default` = MatchSettings(speed: 3, colors: 4, gamesPerMatch: 3)
     public static let speeds = 0...9
     public static let colorCounts = 4...6
     public static let gamesPerMatchAllowed = [1, 3, 5, 7]
 
-    public init(speed: Int, colors: Int, gamesPerMatch: Int) {
+    public init(speed: Int, colors: Int, gamesPerMatch: Int, ruleSet: RuleSet = .sfe) {
         self.speed = speed
         self.colors = colors
         self.gamesPerMatch = gamesPerMatch
+        self.ruleSet = ruleSet
     }
 
     public var isValid: Bool {
         MatchSettings.speeds.contains(speed) && MatchSettings.colorCounts.contains(colors)
             && MatchSettings.gamesPerMatchAllowed.contains(gamesPerMatch)
+            && ruleSetIndex != nil && ruleSet.speeds.contains(speed)
     }
 
-    /// The rule set the match plays (only `sfe` is agreed so far).
-    public var ruleSet: RuleSet { .sfe }
+    /// The rule set's index in ``RuleSet/all`` (how the binary encoding names it), or nil.
+    var ruleSetIndex: Int? { RuleSet.all.firstIndex(of: ruleSet) }
 
     /// Games a player must win to win the match.
     public var winsNeeded: Int { gamesPerMatch / 2 + 1 }
@@ -53,6 +57,10 @@ public enum StreamInput: Hashable, Sendable {
     case spawn
     case move(Move)
     case landGarbage(Int)
+    /// Offsetting (rule sets that offset, `tsu`): this much of the player's pending chain garbage
+    /// cancelled garbage queued against it (1...``MatchMessage/garbageOffsetMax``): it counts as
+    /// landed against the player and is not sent at the next spawn.
+    case offsetGarbage(Int)
     /// This many logic ticks of the owner's grid passed (1...``MatchMessage/ticksPerItemMax``).
     case ticks(Int)
 }
@@ -243,6 +251,7 @@ public enum MatchMessage: Hashable, Sendable {
             return (1...Self.inputsPerMessageMax).contains(items.count) && items.allSatisfy {
                 switch $0 {
                 case .landGarbage(let n): return (0...Self.garbageLandMax).contains(n)
+                case .offsetGarbage(let n): return (1...Self.garbageOffsetMax).contains(n)
                 case .ticks(let n): return (1...Self.ticksPerItemMax).contains(n)
                 case .spawn, .move: return true
                 }
@@ -261,6 +270,8 @@ public enum MatchMessage: Hashable, Sendable {
 
     /// Garbage eggs one landing can bring at most (a whole grid).
     public static let garbageLandMax = Board.columnsCount * Board.rowsCount
+    /// The most garbage one offset item cancels (far beyond any chain's).
+    public static let garbageOffsetMax = 1 << 20
     /// Ticks one stream item may carry at most.
     public static let ticksPerItemMax = PlayerGrid.ticksPerInputMax
 

@@ -211,7 +211,7 @@ public struct MatchPeer: Sendable {
                 if !newView.joined.isEmpty, !newView.joined.contains(config.id) {
                     send(.snapshot(makeSnapshot(viewID: newView.id)))
                 }
-                send(.hello(Hello(name: config.name, role: config.role)))
+                send(.hello(Hello(name: config.name, role: config.role, rules: config.rules)))
                 sendOffer()
                 voteAhead()
                 if let vote = myStart[matchRound] {
@@ -345,7 +345,7 @@ public struct MatchPeer: Sendable {
         syncedMembers = Set(view.members)
         emit(.synced(fromSnapshot: true))
         emit(.lobbyChanged)
-        send(.hello(Hello(name: config.name, role: config.role)))
+        send(.hello(Hello(name: config.name, role: config.role, rules: config.rules)))
         sendOffer()
         voteAhead()
         if let vote = myStart[matchRound] {

@@ -74,7 +74,7 @@ extension MatchPeer {
         m.picturesSent = [:]
         for player in m.players {
             var mirror = PlayerMirror()
-            mirror.grid = PlayerGrid(rules: m.settings.ruleSet, speed: m.settings.speed)
+            mirror.grid = PlayerGrid(rules: m.settings.ruleSet, speed: m.settings.speed, garbageSeed: MatchPeer.garbageSeed(game: m.game))
             mirror.queue = Deque(futureItems[player] ?? [])
             m.mirrors[player] = mirror
         }
@@ -96,12 +96,19 @@ extension MatchPeer {
         // Rounds decided while this game was in the future are reported now.
         noteDecided(game: m.game, 0..<Int(rounds[m.game]!.frontier))
         if config.role == .player, m.players.contains(config.id) {
-            owner = OwnerState(game: m.game, grid: PlayerGrid(rules: m.settings.ruleSet, speed: m.settings.speed),
+            owner = OwnerState(game: m.game, grid: PlayerGrid(rules: m.settings.ruleSet, speed: m.settings.speed,
+                                                              garbageSeed: MatchPeer.garbageSeed(game: m.game)),
                                clock: GravityClock(speed: m.settings.speed, rules: m.settings.ruleSet))
         } else {
             owner = nil
         }
         emit(.gameStarted(game: m.game, mirrored: true))
+    }
+
+    /// The seed of a game's garbage stream (`tsu`'s nuisance columns): from the game number, which
+    /// every peer agrees on.
+    static func garbageSeed(game: UInt32) -> UInt64 {
+        SplitMix64.output(seed: 0x6567_6773_2D67_6172, index: UInt64(game)) // "eggs-gar"
     }
 
     private mutating func finishGame(winner: PeerID?) {
@@ -163,8 +170,11 @@ extension MatchPeer {
                 let pair = EggPair(value: value, colors: match!.settings.colors)
                 switch mirror.grid.apply(.spawn(pair)) {
                 case .spawned(let sent), .toppedOut(let sent):
-                    credit(garbage: sent, from: player)
-                    mirror.garbageSent += sent
+                    // Offsetting already cancelled part of it against garbage queued here.
+                    let rest = sent - min(sent, mirror.garbageOffset)
+                    mirror.garbageOffset = 0
+                    credit(garbage: rest, from: player)
+                    mirror.garbageSent += rest
                 default: stats.ignoredMessages += 1
                 }
             case .input(.move(let move)):
@@ -182,6 +192,20 @@ extension MatchPeer {
                 }
                 mirror.garbageLanded += count
                 if !mirror.grid.apply(.landGarbage(count)).isAccepted { stats.ignoredMessages += 1 }
+            case .input(.offsetGarbage(let count)):
+                guard mirror.garbageLanded + count <= mirror.garbageReceived else {
+                    stats.garbageOverdrawStalls += 1
+                    return applied
+                }
+                // Only a rule set that offsets, only with no pair live, and never more than the
+                // chain garbage still pending: anything else is ignored (and counted).
+                if match!.settings.ruleSet.offsetting && mirror.grid.state == .awaitingSpawn
+                    && count <= mirror.grid.garbagePending - mirror.garbageOffset {
+                    mirror.garbageLanded += count
+                    mirror.garbageOffset += count
+                } else {
+                    stats.ignoredMessages += 1
+                }
             case .checkpoint(let pairs, let hash):
                 verify(mirror.grid, player: player, game: game, pairs: pairs, hash: hash)
             case .clock(let tick):
@@ -226,7 +250,7 @@ extension MatchPeer {
         guard let m = match, m.mirrored, let view else { return }
         for player in m.players where view.contains(player) && !m.leftDuringGame.contains(player) {
             guard let mirror = m.mirrors[player], !mirror.overdrawReported,
-                  case .input(.landGarbage(let count))? = mirror.queue.first,
+                  let count = Self.garbageDrawn(by: mirror.queue.first),
                   mirror.garbageLanded + count > mirror.garbageReceived
             else { continue }
             match!.mirrors[player]!.overdrawReported = true
@@ -236,6 +260,15 @@ extension MatchPeer {
                                 mirrorHash: mirror.grid.stableHash)
             desync.garbageOverdraw = mirror.garbageLanded + count - mirror.garbageReceived
             emit(.desync(desync))
+        }
+    }
+
+    /// The garbage a stream item draws from what was credited to its player (a landing or an
+    /// offset), or nil.
+    static func garbageDrawn(by item: StreamItem?) -> Int? {
+        switch item {
+        case .input(.landGarbage(let count))?, .input(.offsetGarbage(let count))?: count
+        default: nil
         }
     }
 
@@ -343,7 +376,7 @@ extension MatchPeer {
         case .move(let move): gridInput = .move(move)
         case .landGarbage(let count): gridInput = .landGarbage(count)
         case .ticks(let count): gridInput = .ticks(count)
-        case .spawn: preconditionFailure("spawns go through ownerSettle")
+        case .spawn, .offsetGarbage: preconditionFailure("spawns and offsets go through ownerSettle")
         }
         let wasLive = owner!.grid.state == .live
         if wasLive {
@@ -370,12 +403,26 @@ extension MatchPeer {
             stats.backpressureHolds += 1
             return
         }
+        if m.settings.ruleSet.offsetting {
+            // Offsetting: the pending chain garbage first cancels garbage queued against this
+            // player (accepted first); the rest is sent at the spawn.
+            let queued = (m.mirrors[config.id]?.garbageReceived ?? 0) - o.garbageLanded
+            let cancelled = min(queued, o.grid.garbagePending - o.garbageOffset)
+            if cancelled > 0 {
+                o.unsentInputs.append(.offsetGarbage(cancelled))
+                o.garbageLanded += cancelled
+                o.garbageOffset += cancelled
+                o.garbageAccepted = max(0, o.garbageAccepted - cancelled)
+            }
+        }
         if o.garbageAccepted > 0 {
-            // Accepted garbage lands all at once (what does not fit is discarded) and falls first.
-            let count = min(o.garbageAccepted, MatchMessage.garbageLandMax)
+            // Accepted garbage lands all at once (what does not fit is discarded) and falls first;
+            // beyond the rule set's most at once, the rest is accepted again during the next pair.
+            let dropMax = m.settings.ruleSet.garbageDropMax
+            let count = min(o.garbageAccepted, MatchMessage.garbageLandMax, dropMax)
             _ = o.grid.apply(.landGarbage(count))
             o.unsentInputs.append(.landGarbage(count))
-            o.garbageLanded += o.garbageAccepted
+            o.garbageLanded += min(o.garbageAccepted, dropMax)
             o.garbageAccepted = 0
             owner = o
             guard o.grid.state == .awaitingSpawn else { return }
@@ -398,6 +445,7 @@ extension MatchPeer {
         }
         let outcome = o.grid.apply(.spawn(EggPair(value: value, colors: m.settings.colors)))
         o.unsentInputs.append(.spawn)
+        o.garbageOffset = 0
         if case .toppedOut = outcome {
             o.isOut = true
             o.topOutClockDue = true

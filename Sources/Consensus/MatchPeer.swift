@@ -67,6 +67,9 @@ public struct MatchPeerConfig: Sendable, Hashable {
     public var role: PeerRole
     /// Seeds this peer's votes (a pure function of seed, game and round).
     public var voteSeed: UInt64
+    /// The rule set this peer was started with (`--rules`), announced in its hello; the match
+    /// plays the rule set of the agreed settings.
+    public var rules: String = RuleSet.sfe.name
     /// How many rounds ahead of the highest spawned pair index this peer votes.
     public var lookaheadRounds: Int = 64
     /// Events waiting for ``MatchPeer/pollEvent()`` at most. The driver polls every event after
@@ -177,7 +180,11 @@ public struct PlayerMirror: Sendable {
     var queue: Deque<StreamItem> = []
     /// Garbage credited to this player by other players' spawns.
     public internal(set) var garbageReceived = 0
+    /// Garbage landed on the player, or cancelled by its offsetting.
     public internal(set) var garbageLanded = 0
+    /// Of the player's pending chain garbage, what its offset items cancelled (not sent at the
+    /// next spawn).
+    var garbageOffset = 0
     /// Items of the owner's stream (spawns, moves, garbage landings) applied so far this game:
     /// the mirror has caught up with the owner's `inputsMade` of the same count.
     public internal(set) var inputsApplied = 0
@@ -250,7 +257,10 @@ public struct OwnerState: Sendable {
     }
     /// Items sent in this game's stream so far (spawns, moves, garbage landings, tick counts).
     public internal(set) var inputsMade = 0
+    /// Garbage landed on this player, or cancelled by its offsetting.
     var garbageLanded = 0
+    /// Of the pending chain garbage, what offset items cancelled (not sent at the next spawn).
+    var garbageOffset = 0
     var waitingSince: NetTime?
     var checkpointDue = false
     public internal(set) var isOut = false

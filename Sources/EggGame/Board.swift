@@ -113,6 +113,29 @@ public struct Board: Sendable, Hashable {
         return occupied & cells != 0
     }
 
+    /// Whether a pair spawning by `rules` would top out (SPEC §2.1 and §2.2 game over).
+    public func isSpawnBlocked(rules: RuleSet) -> Bool {
+        let y = Board.rowsCount - 1 - rules.spawnRow
+        var cells = Board.bit(column: rules.spawnColumn, y: y)
+        switch rules.topOut {
+        case .eitherSpawnCell:
+            let child = rules.spawnOrientation
+            cells |= Board.bit(column: rules.spawnColumn + child.columnOffset, y: y - child.rowOffset)
+        case .pivotSpawnCell:
+            break
+        }
+        return occupied & cells != 0
+    }
+
+    /// The cells of rows `topRow`... (bit planes' layout).
+    static func rowsMask(from topRow: Int) -> UInt128 {
+        guard topRow > 0 else { return fieldMask }
+        let lane: UInt128 = (1 << (rowsCount - topRow)) - 1
+        var mask: UInt128 = 0
+        for column in 0..<columnsCount { mask |= lane << (column * laneBits) }
+        return mask
+    }
+
     // MARK: Gravity
 
     /// Whether no egg hangs above an empty cell.
@@ -207,14 +230,37 @@ public struct Board: Sendable, Hashable {
         return ChainStep(popped: popping.nonzeroBitCount, garbageCleared: cleared.nonzeroBitCount)
     }
 
-    /// The cells that pop now (every group of 4+) and the garbage cleared with them, or nil.
-    func poppingCellsNow() -> (popped: UInt128, cleared: UInt128)? {
+    /// The cells that pop now (every group of 4+) and the garbage cleared with them, or nil;
+    /// only cells in `mask` join groups or are cleared (`tsu`'s hidden row is outside it).
+    func poppingCellsNow(mask: UInt128 = Board.fieldMask) -> (popped: UInt128, cleared: UInt128)? {
         var popping: UInt128 = 0
         for code in UInt8(1)...6 {
-            popping |= Board.poppingCells(in: plane(code: code))
+            popping |= Board.poppingCells(in: plane(code: code) & mask)
         }
         if popping == 0 { return nil }
-        return (popping, Board.neighbours(popping) & plane(code: 7))
+        return (popping, Board.neighbours(popping) & plane(code: 7) & mask)
+    }
+
+    /// The groups of `popped` (cells that pop in one step): each group's size, and how many
+    /// colours they have.
+    func groups(in popped: UInt128) -> (sizes: [Int], colors: Int) {
+        var sizes: [Int] = []
+        var colors = 0
+        for code in UInt8(1)...6 {
+            var cells = plane(code: code) & popped
+            if cells != 0 { colors += 1 }
+            while cells != 0 {
+                var group = cells & (0 &- cells)
+                while true {
+                    let grown = (group | Board.neighbours(group)) & cells
+                    if grown == group { break }
+                    group = grown
+                }
+                cells &= ~group
+                sizes.append(group.nonzeroBitCount)
+            }
+        }
+        return (sizes, colors)
     }
 
     /// Empties `cells`.
@@ -279,6 +325,21 @@ public struct Board: Sendable, Hashable {
         return placed
     }
 
+    /// Where `count` garbage eggs are put before they fall by `tsu`'s pattern (SPEC §2.2): one
+    /// egg in every column for each 6, one more in each of `extraColumns` (the remaining 1–5),
+    /// from the grid's top row (`topRow`) down into the column's empty cells; at most `dropMax`
+    /// eggs, and eggs finding no empty cell are discarded. The board must be settled.
+    public func garbagePlacement(_ count: Int, extraColumns: [Int], topRow: Int, dropMax: Int) -> [(column: Int, row: Int)] {
+        let count = min(max(count, 0), dropMax)
+        var placed: [(column: Int, row: Int)] = []
+        for column in 0..<Board.columnsCount {
+            let eggs = count / Board.columnsCount + (extraColumns.contains(column) ? 1 : 0)
+            let free = max(0, Board.rowsCount - topRow - height(column: column))
+            for row in topRow..<(topRow + min(eggs, free)) { placed.append((column, row)) }
+        }
+        return placed
+    }
+
     /// Lands `count` garbage eggs at once by ``garbagePlacement(_:)`` and lets them fall (zero
     /// time); eggs that fit nowhere are discarded. The board must be settled.
     /// - Returns: how many landed.
@@ -302,10 +363,13 @@ public struct Board: Sendable, Hashable {
 public struct ChainStep: Sendable, Hashable {
     public var popped: Int
     public var garbageCleared: Int
+    /// The step's score, for a rule set that scores (`tsu`); nil otherwise.
+    public var score: Int?
 
-    public init(popped: Int, garbageCleared: Int) {
+    public init(popped: Int, garbageCleared: Int, score: Int? = nil) {
         self.popped = popped
         self.garbageCleared = garbageCleared
+        self.score = score
     }
 }
 

@@ -182,13 +182,14 @@ public struct Bot: Sendable {
 
     /// The best reachable placement of `current` on `board` (nil when none is reachable), looking
     /// at up to ``BotLevel/searchDepth`` − 1 pairs of `preview` (the pairs a player is shown).
-    public mutating func choosePlacement(board: Board, current: EggPair, preview: [EggPair], context: BotContext) -> Placement? {
+    public mutating func choosePlacement(board: Board, current: EggPair, preview: [EggPair], context: BotContext,
+                                         rules: RuleSet = .sfe) -> Placement? {
         decisions &+= 1
-        let spawned = LivePair(spawning: current)
+        let spawned = LivePair(spawning: current, rules: rules)
         let pairs = [current] + preview.prefix(max(0, level.searchDepth - 1))
         var candidates: [(placement: Placement, outcome: BotSimulator.Outcome, score: Int)] = []
         for placement in Placement.distinct(for: current) {
-            guard Bot.moves(to: placement, from: spawned, on: board) != nil else { continue }
+            guard Bot.moves(to: placement, from: spawned, on: board, rules: rules) != nil else { continue }
             let outcome = BotSimulator.place(current, at: placement, on: board)
             // Every placement is judged alone first; the look-ahead then searches the best few.
             let alone = value(of: outcome, before: board, pairs: [current], depth: 0, context: context)
@@ -214,26 +215,26 @@ public struct Bot: Sendable {
     /// As ``plan(grid:next:)``, seeing `preview` and `context`.
     public mutating func plan(grid: PlayerGrid, preview: [EggPair], context: BotContext) -> [Move] {
         guard let live = grid.livePair,
-              let target = choosePlacement(board: grid.board, current: live.pair, preview: preview, context: context),
-              let moves = Bot.moves(to: target, from: live, on: grid.board)
+              let target = choosePlacement(board: grid.board, current: live.pair, preview: preview, context: context, rules: grid.rules),
+              let moves = Bot.moves(to: target, from: live, on: grid.board, rules: grid.rules)
         else { return [.hardDrop] }
         return moves
     }
 
     /// Rotations, then shifts, then a hard drop taking `live` to `target`, or nil if blocked.
-    public static func moves(to target: Placement, from live: LivePair, on board: Board) -> [Move]? {
+    public static func moves(to target: Placement, from live: LivePair, on board: Board, rules: RuleSet = .sfe) -> [Move]? {
         let turnPlans: [[Move]] = [[], [.rotateCW], [.rotateCCW], [.rotateCW, .rotateCW], [.rotateCCW, .rotateCCW]]
         plans: for turns in turnPlans {
             var pair = live
             for turn in turns {
-                guard let turned = pair.rotated(clockwise: turn == .rotateCW, on: board) else { continue plans }
+                guard let turned = pair.rotated(clockwise: turn == .rotateCW, on: board, rules: rules) else { continue plans }
                 pair = turned
             }
             guard pair.orientation == target.orientation else { continue }
             var moves = turns
             while pair.column != target.column {
                 let step = target.column > pair.column ? 1 : -1
-                guard let shifted = pair.moved(columns: step, on: board) else { continue plans }
+                guard let shifted = pair.moved(columns: step, on: board, rules: rules) else { continue plans }
                 pair = shifted
                 moves.append(step > 0 ? .right : .left)
             }

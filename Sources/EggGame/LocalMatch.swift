@@ -53,13 +53,17 @@ public struct LocalMatch: Sendable {
     public let options: Options
     public let seats: [Seat]
     /// The grids of the current game, one per seat.
-    public private(set) var grids: [PlayerGrid]
+    public internal(set) var grids: [PlayerGrid]
     /// Games won per seat.
     public private(set) var wins: [Int]
     /// Garbage sent to each seat while its pair was not live: accepted once the next pair is.
-    public private(set) var incomingGarbage: [Int]
-    /// Garbage accepted during each seat's live pair: it lands once that pair's chain has ended.
-    public private(set) var acceptedGarbage: [Int]
+    public internal(set) var incomingGarbage: [Int]
+    /// Garbage accepted during each seat's live pair: it lands once that pair's chain has ended
+    /// (at most the rule set's ``RuleSet/garbageDropMax`` at once; the rest after the next pair).
+    public internal(set) var acceptedGarbage: [Int]
+    /// Of each seat's pending chain garbage (sent at its next spawn), what already cancelled
+    /// garbage queued against it (rule sets with offsetting).
+    public private(set) var garbageOffset: [Int]
     /// Every input applied to each seat's grid in the current game, in order (for replays).
     public private(set) var inputs: [[PlayerInput]]
     /// Games played to the end (draws included).
@@ -84,16 +88,17 @@ public struct LocalMatch: Sendable {
         self.options = options
         self.seats = seats
         let count = seats.count
-        grids = Array(repeating: PlayerGrid(rules: options.rules, speed: options.speed), count: count)
+        sequence = LocalMatch.sequence(options: options, game: 0)
+        grids = Array(repeating: PlayerGrid(rules: options.rules, speed: options.speed, garbageSeed: sequence.seed), count: count)
         wins = Array(repeating: 0, count: count)
         incomingGarbage = Array(repeating: 0, count: count)
         acceptedGarbage = Array(repeating: 0, count: count)
+        garbageOffset = Array(repeating: 0, count: count)
         inputs = Array(repeating: [], count: count)
         clocks = Array(repeating: GravityClock(speed: options.speed, rules: options.rules), count: count)
         bots = []
         queuedMoves = Array(repeating: [], count: count)
         softDrop = Array(repeating: false, count: count)
-        sequence = LocalMatch.sequence(options: options, game: 0)
         bots = LocalMatch.bots(seats: seats, seed: options.seed, game: 0)
     }
 
@@ -141,17 +146,22 @@ public struct LocalMatch: Sendable {
 
     private mutating func tickSeat(_ seat: Int, events: inout [Event]) {
         if grids[seat].state == .awaitingSpawn {
+            if options.rules.offsetting { offsetGarbage(seat) }
             if acceptedGarbage[seat] > 0 {
-                // Garbage accepted during the last pair lands after its chain, all at once.
-                apply(.landGarbage(acceptedGarbage[seat]), seat: seat, events: &events)
-                acceptedGarbage[seat] = 0
+                // Garbage accepted during the last pair lands after its chain, all at once (up
+                // to the rule set's most; the rest after the next pair).
+                let count = min(acceptedGarbage[seat], options.rules.garbageDropMax)
+                apply(.landGarbage(count), seat: seat, events: &events)
+                acceptedGarbage[seat] -= count
             }
         }
         if grids[seat].state == .awaitingSpawn {
             let outcome = apply(.spawn(sequence.pair(at: grids[seat].pairsSpawned)), seat: seat, events: &events)
             clocks[seat].reset()
+            let offset = garbageOffset[seat]
+            garbageOffset[seat] = 0
             switch outcome {
-            case .spawned(let sent), .toppedOut(let sent): sendGarbage(sent, from: seat, events: &events)
+            case .spawned(let sent), .toppedOut(let sent): sendGarbage(max(0, sent - offset), from: seat, events: &events)
             default: preconditionFailure("a spawn in awaitingSpawn must be accepted")
             }
             guard grids[seat].state == .live else { return }
@@ -173,7 +183,8 @@ public struct LocalMatch: Sendable {
 
     private mutating func movesThisTick(_ seat: Int) -> [Move] {
         if var bot = bots[seat] {
-            let move = bot.tick(grid: grids[seat], preview: [nextPair(seat: seat)], context: BotContext(incomingGarbage: incomingGarbage[seat]))
+            let preview = (0..<options.rules.nextPairsShown).map { sequence.pair(at: grids[seat].pairsSpawned + $0) }
+            let move = bot.tick(grid: grids[seat], preview: preview, context: BotContext(incomingGarbage: incomingGarbage[seat]))
             bots[seat] = bot
             return move.map { [$0] } ?? []
         }
@@ -193,6 +204,19 @@ public struct LocalMatch: Sendable {
         }
         events.append(.input(seat: seat, input, outcome))
         return outcome
+    }
+
+    /// Offsetting: the chain garbage `seat` will send at its next spawn first cancels garbage
+    /// queued against it, the garbage due to land soonest (accepted) first.
+    private mutating func offsetGarbage(_ seat: Int) {
+        var available = grids[seat].garbagePending - garbageOffset[seat]
+        guard available > 0 else { return }
+        for queue in [\LocalMatch.acceptedGarbage, \LocalMatch.incomingGarbage] {
+            let cancelled = min(available, self[keyPath: queue][seat])
+            self[keyPath: queue][seat] -= cancelled
+            garbageOffset[seat] += cancelled
+            available -= cancelled
+        }
     }
 
     /// Sends garbage to every other seat still playing.
@@ -230,14 +254,15 @@ public struct LocalMatch: Sendable {
     }
 
     private mutating func startGame(_ game: Int) {
-        grids = Array(repeating: PlayerGrid(rules: options.rules, speed: options.speed), count: seats.count)
+        sequence = LocalMatch.sequence(options: options, game: game)
+        grids = Array(repeating: PlayerGrid(rules: options.rules, speed: options.speed, garbageSeed: sequence.seed), count: seats.count)
         incomingGarbage = Array(repeating: 0, count: seats.count)
         acceptedGarbage = Array(repeating: 0, count: seats.count)
+        garbageOffset = Array(repeating: 0, count: seats.count)
         inputs = Array(repeating: [], count: seats.count)
         clocks = Array(repeating: GravityClock(speed: options.speed, rules: options.rules), count: seats.count)
         queuedMoves = Array(repeating: [], count: seats.count)
         softDrop = Array(repeating: false, count: seats.count)
-        sequence = LocalMatch.sequence(options: options, game: game)
         bots = LocalMatch.bots(seats: seats, seed: options.seed, game: game)
         gameTicks = 0
     }

@@ -16,13 +16,15 @@ public struct BoardParseError: Error, Sendable, Hashable, CustomStringConvertibl
     public let line: Int
     /// 1-based character position in that line.
     public let column: Int
+    /// The rule set's row count the board was read for (`sfe` 15, `tsu` 13).
+    public var rowsMax: Int = Board.rowsCount
 
     public var description: String {
         switch kind {
         case .wrongWidth(let width):
             "line \(line), column \(column): a board row must be exactly \(Board.columnsCount) characters, found \(width)"
         case .tooManyRows:
-            "line \(line), column \(column): a board has at most \(Board.rowsCount) rows"
+            "line \(line), column \(column): a board has at most \(rowsMax) rows"
         case .unknownCharacter(let character):
             "line \(line), column \(column): unknown character \(quoted(character)); use . R B Y P G O #"
         case .noBoard:
@@ -45,11 +47,12 @@ public struct BoardParseError: Error, Sendable, Hashable, CustomStringConvertibl
 }
 
 extension Board {
-    /// Parses board notation: up to 15 lines (a 12-line board is rows 3–14) of exactly 6 characters, top row first; missing top
-    /// rows are empty; blank lines are ignored (blank input is the empty board). Lines end in LF,
-    /// CRLF or CR.
+    /// Parses board notation: up to `rowsMax` lines (`sfe` 15: a 12-line board is rows 3–14;
+    /// `tsu` 13) of exactly 6 characters, top row first; missing top rows are empty (the bottom
+    /// rows of the 15 are filled); blank lines are ignored (blank input is the empty board). Lines
+    /// end in LF, CRLF or CR.
     /// Eggs may float: the board is returned as written (see ``settle()``).
-    public init(notation text: String) throws(BoardParseError) {
+    public init(notation text: String, rowsMax: Int = Board.rowsCount) throws(BoardParseError) {
         var rows: [[Cell]] = []
         var lineNumber = 0
         // "\r\n" is one Character in Swift, so each ending is its own separator.
@@ -58,8 +61,8 @@ extension Board {
             lineNumber += 1
             if line.allSatisfy({ $0 == " " || $0 == "\t" }) { continue }
             rows.append(try Board.parseRow(line, lineNumber: lineNumber))
-            guard rows.count <= Board.rowsCount else {
-                throw BoardParseError(kind: .tooManyRows, line: lineNumber, column: 1)
+            guard rows.count <= min(rowsMax, Board.rowsCount) else {
+                throw BoardParseError(kind: .tooManyRows, line: lineNumber, column: 1, rowsMax: rowsMax)
             }
         }
         self.init()
@@ -89,8 +92,11 @@ extension Board {
     }
 
     /// Every row in notation (15 for `sfe`), top first.
-    public var notationRows: [String] {
-        (0..<Board.rowsCount).map { row in
+    public var notationRows: [String] { notationRows(rows: Board.rowsCount) }
+
+    /// The bottom `rows` rows in notation (a rule set's ``RuleSet/rows``), top first.
+    public func notationRows(rows: Int) -> [String] {
+        ((Board.rowsCount - rows)..<Board.rowsCount).map { row in
             String((0..<Board.columnsCount).map { self[column: $0, row: row].letter })
         }
     }
@@ -114,9 +120,7 @@ public struct ResolveReport: Sendable, Hashable {
     public var board: Board
 
     /// Garbage the resolution sends (before any offsetting).
-    public var garbage: Int {
-        chain.steps.indices.reduce(0) { $0 + rules.garbage(stepIndex: $1, popped: chain.steps[$1].popped) }
-    }
+    public var garbage: Int
 }
 
 /// Resolves `board` in time as it is the moment a pair locks (see ``PlayerGrid/init(lockedOnto:rules:speed:)``):
@@ -135,13 +139,15 @@ public func resolve(board: Board, incoming: Int, rules: RuleSet = .sfe) -> Resol
         }
     }
     settle()
+    let garbage = grid.garbagePending
     var landed = 0
     if incoming > 0, case .garbageLanded(let count) = grid.apply(.landGarbage(incoming)) {
         landed = count
         settle()
     }
     precondition(grid.state == .awaitingSpawn, "a resolution must end")
-    return ResolveReport(rules: rules, chain: chain, garbageLanded: landed, ticks: ticks, board: grid.board)
+    return ResolveReport(rules: rules, chain: chain, garbageLanded: landed, ticks: ticks, board: grid.board,
+                         garbage: garbage)
 }
 
 /// Parses board notation and resolves it; see ``resolve(board:incoming:rules:)``.
@@ -151,5 +157,5 @@ public func resolveBoard(_ text: String, incoming: Int, rules: RuleSet = .sfe) t
     guard text.unicodeScalars.contains(where: { !" \t\n\r".unicodeScalars.contains($0) }) else {
         throw BoardParseError(kind: .noBoard, line: 1, column: 1)
     }
-    return resolve(board: try Board(notation: text), incoming: incoming, rules: rules)
+    return resolve(board: try Board(notation: text, rowsMax: rules.rows), incoming: incoming, rules: rules)
 }

@@ -56,12 +56,20 @@ public struct LivePair: Sendable, Hashable {
     /// offset (it also occupies the row below).
     public internal(set) var topHalfRow: Int
 
-    /// A freshly spawned pair: horizontal at (2,3) and (3,3), pivot left.
-    init(spawning pair: EggPair) {
-        self.pair = pair
-        orientation = .right
-        boxColumn = Board.spawnColumns.0
-        topHalfRow = 2 * Board.spawnRow
+    /// Whether a first turn in a one-column shaft was refused, so the next turn flips the pair
+    /// 180° (`tsu`'s quick turn). Any move that changes the pair clears it; gravity does not.
+    public internal(set) var quickTurnArmed = false
+
+    /// A freshly spawned pair by `rules` (`sfe`: horizontal at (2,3) and (3,3), pivot left;
+    /// `tsu`: pivot at (2,3), child above it).
+    init(spawning pair: EggPair, rules: RuleSet = .sfe) {
+        self.init(pair: pair, orientation: rules.spawnOrientation, pivotColumn: rules.spawnColumn, pivotHalfRow: 2 * rules.spawnRow)
+    }
+
+    /// A pair placed by its pivot.
+    init(pair: EggPair, orientation: Orientation, pivotColumn: Int, pivotHalfRow: Int) {
+        self.init(pair: pair, orientation: orientation, boxColumn: pivotColumn - (orientation == .left ? 1 : 0),
+                  topHalfRow: pivotHalfRow - (orientation == .up ? 2 : 0))
     }
 
     init(pair: EggPair, orientation: Orientation, boxColumn: Int, topHalfRow: Int) {
@@ -100,10 +108,10 @@ public struct LivePair: Sendable, Hashable {
         row == halfRow / 2 || row == (halfRow + 1) / 2
     }
 
-    /// Whether every cell of both eggs is inside the pair's rows and free on `board`.
-    func fits(on board: Board) -> Bool {
+    /// Whether every cell of both eggs is inside the pair's rows (`topRow` down) and free on `board`.
+    func fits(on board: Board, topRow: Int = Board.spawnRow) -> Bool {
         for egg in eggs {
-            guard (0..<Board.columnsCount).contains(egg.column), egg.halfRow >= 2 * Board.spawnRow,
+            guard (0..<Board.columnsCount).contains(egg.column), egg.halfRow >= 2 * topRow,
                   (egg.halfRow + 1) / 2 < Board.rowsCount else { return false }
             if board[column: egg.column, row: egg.halfRow / 2] != .empty { return false }
             if board[column: egg.column, row: (egg.halfRow + 1) / 2] != .empty { return false }
@@ -111,14 +119,17 @@ public struct LivePair: Sendable, Hashable {
         return true
     }
 
+    /// The pair moved (the quick-turn arming kept).
     func shifted(columns: Int, halfRows: Int) -> LivePair {
-        LivePair(pair: pair, orientation: orientation, boxColumn: boxColumn + columns, topHalfRow: topHalfRow + halfRows)
+        var moved = LivePair(pair: pair, orientation: orientation, boxColumn: boxColumn + columns, topHalfRow: topHalfRow + halfRows)
+        moved.quickTurnArmed = quickTurnArmed
+        return moved
     }
 
     /// The pair after a shift by one column, or nil when refused.
-    func moved(columns: Int, on board: Board) -> LivePair? {
+    func moved(columns: Int, on board: Board, rules: RuleSet = .sfe) -> LivePair? {
         let moved = shifted(columns: columns, halfRows: 0)
-        return moved.fits(on: board) ? moved : nil
+        return moved.fits(on: board, topRow: rules.pairTopRow) ? moved : nil
     }
 
     /// The eggs of the pair that rest (at full offset, on the floor or a board egg), by index in ``eggs``.
@@ -131,13 +142,53 @@ public struct LivePair: Sendable, Hashable {
         }
     }
 
-    /// The pair after a quarter turn, or nil when refused (no pivot, no kick: the top-right cell of
-    /// the 2×2 box stays occupied). Horizontal → vertical ends in the right egg's column;
-    /// vertical → horizontal ends in the top egg's row, one column further left.
-    func rotated(clockwise: Bool, on board: Board) -> LivePair? {
+    /// The pair after a quarter turn by the rule set's rotation system, or nil when refused. A
+    /// result in the same place and orientation with ``quickTurnArmed`` set is a refused first
+    /// press in a one-column shaft.
+    func rotated(clockwise: Bool, on board: Board, rules: RuleSet = .sfe) -> LivePair? {
+        switch rules.rotation {
+        case .boxNoKick: boxRotated(clockwise: clockwise, on: board, topRow: rules.pairTopRow)
+        case .pivotWithKicks: pivotRotated(clockwise: clockwise, on: board, topRow: rules.pairTopRow)
+        }
+    }
+
+    /// `sfe`: no pivot, no kick: the top-right cell of the 2×2 box stays occupied.
+    /// Horizontal → vertical ends in the right egg's column; vertical → horizontal ends in the top
+    /// egg's row, one column further left.
+    private func boxRotated(clockwise: Bool, on board: Board, topRow: Int) -> LivePair? {
         let target = clockwise ? orientation.clockwise : orientation.anticlockwise
         let turned = LivePair(pair: pair, orientation: target, boxColumn: isVertical ? boxColumn - 1 : boxColumn + 1,
                               topHalfRow: topHalfRow)
-        return turned.fits(on: board) ? turned : nil
+        return turned.fits(on: board, topRow: topRow) ? turned : nil
+    }
+
+    /// `tsu`: the child turns around the pivot. A child blocked beside the pivot (a wall or an
+    /// egg) shifts the pair one column the other way; a child blocked below (the floor or an egg)
+    /// lifts the pair one row; a turn to the top blocked by the ceiling is refused. When both
+    /// sides are blocked (a one-column shaft) the first press only arms the quick turn and the
+    /// second flips the pair 180° (lifting it one row if the child would go into the floor).
+    private func pivotRotated(clockwise: Bool, on board: Board, topRow: Int) -> LivePair? {
+        let target = clockwise ? orientation.clockwise : orientation.anticlockwise
+        let turned = LivePair(pair: pair, orientation: target, pivotColumn: column, pivotHalfRow: halfRow)
+        if turned.fits(on: board, topRow: topRow) { return turned }
+        switch target {
+        case .right, .left:
+            let kicked = turned.shifted(columns: -target.columnOffset, halfRows: 0)
+            if kicked.fits(on: board, topRow: topRow) { return kicked }
+            guard quickTurnArmed else {
+                var armed = self
+                armed.quickTurnArmed = true
+                return armed
+            }
+            let flipped = LivePair(pair: pair, orientation: orientation.clockwise.clockwise, pivotColumn: column, pivotHalfRow: halfRow)
+            if flipped.fits(on: board, topRow: topRow) { return flipped }
+            let lifted = flipped.shifted(columns: 0, halfRows: -2)
+            return lifted.fits(on: board, topRow: topRow) ? lifted : nil
+        case .down:
+            let lifted = turned.shifted(columns: 0, halfRows: -2)
+            return lifted.fits(on: board, topRow: topRow) ? lifted : nil
+        case .up:
+            return nil
+        }
     }
 }

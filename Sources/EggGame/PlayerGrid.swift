@@ -45,7 +45,8 @@ public enum InputOutcome: Sendable, Hashable {
     case toppedOut(garbageSent: Int)
     /// The live pair moved or turned.
     case moved
-    /// The move was legal but refused; nothing changed.
+    /// The move was legal but refused: the pair did not move (a first turn in a one-column shaft
+    /// under `tsu` only arms the quick turn).
     case blocked
     /// The pair locked (a soft-drop step on a resting pair, or a hard drop); its eggs now land.
     case locked
@@ -130,25 +131,50 @@ public struct PlayerGrid: Sendable, Hashable {
     /// A lock by an input: the tick it belongs to does not step the resolution.
     private var lockedBeforeTick = false
     private var isToppedOut = false
+    /// Cells whose eggs join groups and are cleared (`tsu`: not the hidden row).
+    private let poppingMask: UInt128
 
-    /// A grid starting from `board` (settled first), waiting for its first spawn.
-    public init(board: Board = Board(), rules: RuleSet = .sfe, speed: Int = 0) {
+    // Score-based garbage (`tsu`); zero and unused under a per-step formula.
+    /// The player's score this game: chain steps and soft drop.
+    public private(set) var score = 0
+    /// Points of the last chains not yet turned into garbage (carried to the next step).
+    public private(set) var scoreRemainder = 0
+    /// Whether an all clear adds the rule set's bonus to the next chain.
+    public private(set) var allClearBonus = false
+    /// Half cells the live pair fell by soft or hard drop (1 point a row at the lock).
+    private var dropHalfRows = 0
+    /// The seed of this game's garbage stream (the random columns of `tsu`'s nuisance).
+    public let garbageSeed: UInt64
+    /// Garbage landings so far: the index into the garbage stream.
+    public private(set) var garbageDrops = 0
+
+    /// A grid starting from `board` (settled first), waiting for its first spawn. `garbageSeed`
+    /// seeds the shared garbage stream (every peer must use the same one for a game).
+    public init(board: Board = Board(), rules: RuleSet = .sfe, speed: Int = 0, garbageSeed: UInt64 = 0) {
         precondition(rules.speeds.contains(speed), "speed out of the rule set's range")
         var settled = board
         settled.settle()
         self.board = settled
         self.rules = rules
         self.speed = speed
+        self.garbageSeed = garbageSeed
+        poppingMask = Board.rowsMask(from: rules.poppingTopRow)
         checkInvariants()
+    }
+
+    /// The rule set's scoring, when garbage comes from a score.
+    private var scoring: RuleSet.Scoring? {
+        if case .score(let scoring) = rules.garbageFormula { return scoring }
+        return nil
     }
 
     /// A grid with `height` full rows of garbage (6·height eggs placed by the garbage placement)
     /// before the first spawn.
-    public init(startingHeight height: Int, rules: RuleSet = .sfe, speed: Int = 0) {
+    public init(startingHeight height: Int, rules: RuleSet = .sfe, speed: Int = 0, garbageSeed: UInt64 = 0) {
         precondition(rules.startingHeights.contains(height), "starting height out of the rule set's range")
         var board = Board()
         board.landGarbage(rules.columns * height)
-        self.init(board: board, rules: rules, speed: speed)
+        self.init(board: board, rules: rules, speed: speed, garbageSeed: garbageSeed)
     }
 
     /// A grid at the moment a pair locked onto `board` as written: eggs resting on the floor or
@@ -223,14 +249,15 @@ public struct PlayerGrid: Sendable, Hashable {
         guard livePair == nil else { return .rejected(.pairAlreadyLive) }
         guard !isResolving else { return .rejected(.stillResolving) }
         pairsSpawned += 1
-        if board.isSpawnBlocked {
+        if board.isSpawnBlocked(rules: rules) {
             isToppedOut = true
             garbagePending = 0
             return .toppedOut(garbageSent: 0)
         }
         let sent = garbagePending
         garbagePending = 0
-        livePair = LivePair(spawning: pair)
+        livePair = LivePair(spawning: pair, rules: rules)
+        dropHalfRows = 0
         return .spawned(garbageSent: sent)
     }
 
@@ -238,27 +265,31 @@ public struct PlayerGrid: Sendable, Hashable {
         guard let live = livePair else { return .rejected(.noLivePair) }
         let next: LivePair?
         switch move {
-        case .left: next = live.moved(columns: -1, on: board)
-        case .right: next = live.moved(columns: 1, on: board)
-        case .rotateCW: next = live.rotated(clockwise: true, on: board)
-        case .rotateCCW: next = live.rotated(clockwise: false, on: board)
+        case .left: next = live.moved(columns: -1, on: board, rules: rules)
+        case .right: next = live.moved(columns: 1, on: board, rules: rules)
+        case .rotateCW: next = live.rotated(clockwise: true, on: board, rules: rules)
+        case .rotateCCW: next = live.rotated(clockwise: false, on: board, rules: rules)
         case .down:
-            if dropStep() { lockedBeforeTick = true; return .locked }
+            if dropStep(dropping: true) { lockedBeforeTick = true; return .locked }
+            livePair?.quickTurnArmed = false
             return .moved
         case .hardDrop:
-            for _ in 0..<(2 * Board.rowsCount) where !dropStep() {}
+            for _ in 0..<(2 * Board.rowsCount) where !dropStep(dropping: true) {}
             lockedBeforeTick = true
             return .locked
         }
-        guard let next else { return .blocked }
+        guard var next else { return .blocked }
+        let armedOnly = next.quickTurnArmed && !live.quickTurnArmed
+        if !armedOnly { next.quickTurnArmed = false }
         livePair = next
-        return .moved
+        return armedOnly ? .blocked : .moved
     }
 
     /// One half-cell step of the live pair: an egg resting on a non-falling egg (or the floor)
     /// locks the pair and nothing moves; otherwise the pair moves down half a cell.
+    /// `dropping`: a soft or hard drop by the player (it scores under `tsu`).
     /// - Returns: whether the pair locked.
-    private mutating func dropStep() -> Bool {
+    private mutating func dropStep(dropping: Bool = false) -> Bool {
         guard let live = livePair else { return false }
         let resting = live.restingEggs(on: board)
         guard resting.isEmpty else {
@@ -266,6 +297,7 @@ public struct PlayerGrid: Sendable, Hashable {
             return true
         }
         livePair = live.shifted(columns: 0, halfRows: 1)
+        if dropping && scoring != nil { dropHalfRows += 1 }
         return false
     }
 
@@ -280,6 +312,10 @@ public struct PlayerGrid: Sendable, Hashable {
             }
         }
         livePair = nil
+        if scoring != nil {
+            score &+= dropHalfRows / 2
+            dropHalfRows = 0
+        }
         beginResolution(byLock: true)
         chainSteps = []
     }
@@ -300,12 +336,36 @@ public struct PlayerGrid: Sendable, Hashable {
         guard livePair == nil else { return .rejected(.pairAlreadyLive) }
         guard !isResolving else { return .rejected(.stillResolving) }
         guard count >= 0 else { return .rejected(.negativeGarbage) }
-        let placed = board.garbagePlacement(count)
+        let placed: [(column: Int, row: Int)]
+        switch rules.placement {
+        case .levels:
+            placed = board.garbagePlacement(count)
+        case .rowsThenRandomColumns(let dropMax):
+            guard count > 0 else { return .garbageLanded(0) }
+            let extra = garbageColumns(min(count, dropMax) % Board.columnsCount)
+            garbageDrops += 1
+            placed = board.garbagePlacement(count, extraColumns: extra, topRow: rules.topRow, dropMax: dropMax)
+        }
         guard !placed.isEmpty else { return .garbageLanded(0) }
         for cell in placed { insertLoose(LooseEgg(column: cell.column, halfRow: 2 * cell.row, cell: .garbage)) }
         beginResolution(byLock: false)
         return .garbageLanded(placed.count)
     }
+
+    /// `count` distinct columns (0...5) drawn from the garbage stream for the next landing: a
+    /// partial Fisher–Yates shuffle driven by SplitMix64 output ``garbageDrops`` of the stream.
+    func garbageColumns(_ count: Int) -> [Int] {
+        var rng = SplitMix64(seed: SplitMix64.output(seed: garbageSeed ^ PlayerGrid.garbageStreamKey, index: UInt64(garbageDrops)))
+        var columns = Array(0..<Board.columnsCount)
+        for index in 0..<count {
+            let pick = index + rng.nextInt(below: Board.columnsCount - index)
+            columns.swapAt(index, pick)
+        }
+        return Array(columns.prefix(count))
+    }
+
+    /// Keeps the garbage stream apart from other streams drawn from the same seed.
+    static let garbageStreamKey: UInt64 = 0x6761_7262_6167_6531 // "garbage1"
 
     // MARK: Ticks
 
@@ -349,9 +409,24 @@ public struct PlayerGrid: Sendable, Hashable {
         }
         if !looseEggs.isEmpty || !board.isSettled { movePass() }
         guard !isBusy else { return nil }
-        if let popped = board.poppingCellsNow() {
-            let step = ChainStep(popped: popped.popped.nonzeroBitCount, garbageCleared: popped.cleared.nonzeroBitCount)
-            garbagePending += rules.garbage(stepIndex: chainSteps.count, popped: step.popped)
+        if let popped = board.poppingCellsNow(mask: poppingMask) {
+            var step = ChainStep(popped: popped.popped.nonzeroBitCount, garbageCleared: popped.cleared.nonzeroBitCount)
+            if let scoring {
+                let groups = board.groups(in: popped.popped)
+                let points = scoring.score(stepIndex: chainSteps.count, groupSizes: groups.sizes, colors: groups.colors)
+                step.score = points
+                score &+= points
+                let total = points + scoreRemainder
+                let target = scoring.targetPoints(afterTicks: ticksPlayed)
+                garbagePending += total / target
+                scoreRemainder = total % target
+                if allClearBonus {
+                    garbagePending += scoring.allClearGarbage
+                    allClearBonus = false
+                }
+            } else {
+                garbagePending += rules.garbage(stepIndex: chainSteps.count, popped: step.popped)
+            }
             chainSteps.append(step)
             popping = popped.popped | popped.cleared
             popTicksLeft = rules.timing.popTicks
@@ -362,6 +437,7 @@ public struct PlayerGrid: Sendable, Hashable {
         resolutionStartedByLock = false
         guard wasPair else { return nil }
         let chain = ChainResult(steps: chainSteps)
+        if scoring != nil && chain.chain > 0 && board.eggsCount == 0 { allClearBonus = true }
         lastChain = chain
         chainsResolved += 1
         return chain
@@ -477,7 +553,9 @@ public struct PlayerGrid: Sendable, Hashable {
     public var chainStep: Int { chainSteps.count }
 
     /// A stable 64-bit FNV-1a hash of the whole state, timing included: cells, busy timers, loose
-    /// eggs, live pair (half-cell position), drop timer, pairs spawned, pending garbage and state.
+    /// eggs, live pair (half-cell position), drop timer, pairs spawned, pending garbage and state;
+    /// under a scoring rule set also the score, remainder, all-clear bonus and ticks played, and
+    /// under random garbage columns the garbage stream's seed and position.
     /// The same on every machine and process (unlike `Hasher`).
     public var stableHash: UInt64 {
         var hash = StableHasher()
@@ -503,7 +581,7 @@ public struct PlayerGrid: Sendable, Hashable {
             hash.combine(live.pair.child.rawValue)
             hash.combine(UInt8(live.boxColumn))
             hash.combine(UInt8(live.topHalfRow))
-            hash.combine(live.orientation.rawValue)
+            hash.combine(live.orientation.rawValue | (live.quickTurnArmed ? 0x10 : 0))
         } else {
             hash.combine(UInt8(0))
         }
@@ -515,6 +593,17 @@ public struct PlayerGrid: Sendable, Hashable {
         hash.combine(UInt64(pairsSpawned))
         hash.combine(UInt64(garbagePending))
         hash.combine(state.rawValue)
+        if scoring != nil {
+            hash.combine(UInt64(truncatingIfNeeded: score))
+            hash.combine(UInt64(scoreRemainder))
+            hash.combine(UInt8(allClearBonus ? 1 : 0))
+            hash.combine(UInt64(dropHalfRows))
+            hash.combine(UInt64(truncatingIfNeeded: ticksPlayed))
+        }
+        if case .rowsThenRandomColumns = rules.placement {
+            hash.combine(garbageSeed)
+            hash.combine(UInt64(garbageDrops))
+        }
         return hash.value
     }
 
@@ -529,7 +618,7 @@ public struct PlayerGrid: Sendable, Hashable {
         }
         if let live = livePair {
             precondition(!isToppedOut && !isResolving, "a live pair while out or resolving")
-            precondition(live.fits(on: board), "live pair overlaps the board")
+            precondition(live.fits(on: board, topRow: rules.pairTopRow), "live pair overlaps the board")
         }
     }
 }

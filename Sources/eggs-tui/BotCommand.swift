@@ -257,7 +257,7 @@ extension EggsCommand {
             var generator = SystemRandomNumberGenerator()
             let baseSeed = seed ?? generator.next()
             let firstID = network.peerID()
-            let matchSettings = MatchSettings(speed: settings.speed, colors: settings.colors, gamesPerMatch: settings.bestOf)
+            let matchSettings = MatchSettings(speed: settings.speed, colors: settings.colors, gamesPerMatch: settings.bestOf, ruleSet: settings.ruleSet)
             var engines: [EngineProcess] = []
             if let engine {
                 do {

@@ -1,9 +1,10 @@
 import ArgumentParser
 import Consensus
+import EggGame
 
 struct EggsCommand: ParsableCommand {
     /// What `--version` prints: the program's version and the match protocol it speaks.
-    static let version = "eggs-tui \(ManualText.version) (protocol \(Hello.currentProtocol), rules sfe)"
+    static let version = "eggs-tui \(ManualText.version) (protocol \(Hello.currentProtocol), rules \(RuleSet.names))"
 
     static let configuration = CommandConfiguration(
         commandName: "eggs-tui",

@@ -55,7 +55,9 @@ final class NetPeer: @unchecked Sendable {
         self.trace = trace
         logPath = options.logPath
         var generator = SystemRandomNumberGenerator()
-        match = MatchPeer(config: MatchPeerConfig(id: id, name: options.name, role: options.role, voteSeed: generator.next()))
+        var config = MatchPeerConfig(id: id, name: options.name, role: options.role, voteSeed: generator.next())
+        config.rules = options.rules
+        match = MatchPeer(config: config)
         log = try LogFile(path: options.logPath, sealed: true, passphrase: options.logPassphrase ?? options.net.passphrase)
         log.write(MessageLog.header(peer: id, room: options.net.room, rules: options.rules))
         host = try PeerHost(config: options.net, options: options.multicast, group: group) { [unowned self] event, core, now in

@@ -126,7 +126,7 @@ extension EggsCommand {
             defer { peer.close() }
             let term = try Terminal(noColor: noColor)
             defer { term.restore() }
-            let matchSettings = MatchSettings(speed: settings.speed, colors: settings.colors, gamesPerMatch: settings.bestOf)
+            let matchSettings = MatchSettings(speed: settings.speed, colors: settings.colors, gamesPerMatch: settings.bestOf, ruleSet: settings.ruleSet)
             let screen = NetPlayScreen(peer: peer, room: network.room, name: playerName, spectator: spectate,
                                        settings: matchSettings, keys: keyMap, unicode: term.unicode)
             while true {

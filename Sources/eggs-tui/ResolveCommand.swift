@@ -12,11 +12,13 @@ extension EggsCommand {
             abstract: "Resolve a board's chain and print it as JSON.",
             discussion: """
                 Reads a board (FILE or standard input) as it is the moment a pair locks: up to 15 \
-                lines of exactly 6 characters (sfe; a 12-line board is rows 3-14), top row first \
+                lines of exactly 6 characters for sfe (a 12-line board is rows 3-14), up to 13 for \
+                tsu (the top one the hidden row), top row first \
                 (LF, CRLF or CR line endings), '.' empty, R B Y P G O eggs, '#' garbage. Empty input \
                 is an error ("no board"). Lets everything fall and resolves every chain step in time, \
                 lands --incoming garbage eggs, and prints one JSON object with the ticks from the \
-                lock to the next spawn and every row of the rule set.
+                lock to the next spawn and every row of the rule set (for tsu each step's score, \
+                and the garbage before offsetting).
                 """
         )
 
@@ -50,12 +52,14 @@ extension EggsCommand {
             .object([
                 ("rules", .string(report.rules.name)),
                 ("chain", .int(Int64(report.chain.chain))),
-                ("steps", .array(report.chain.steps.map {
-                    .object([("popped", .int(Int64($0.popped))), ("garbageCleared", .int(Int64($0.garbageCleared)))])
+                ("steps", .array(report.chain.steps.map { step in
+                    var fields: [(String, JSONValue)] = [("popped", .int(Int64(step.popped))), ("garbageCleared", .int(Int64(step.garbageCleared)))]
+                    if let score = step.score { fields.append(("score", .int(Int64(score)))) }
+                    return .object(fields)
                 })),
                 ("garbage", .int(Int64(report.garbage))),
                 ("ticks", .int(Int64(report.ticks))),
-                ("board", .array(report.board.notationRows.map { .string($0) })),
+                ("board", .array(report.board.notationRows(rows: report.rules.rows).map { .string($0) })),
             ])
         }
 

@@ -12,6 +12,8 @@ final class BotApp: SimApplication {
     var nextTick: NetTime
     var events: [MatchEvent] = []
     var sendFailures = 0
+    /// Offset items (rule sets that offset) this peer put in its stream.
+    var offsetItemsSent = 0
     /// Optional round-latency probe shared by every life of a run (see `RoundProbe`).
     var probe: RoundProbe?
     /// Per game: the frontier this life has already reported to the probe.
@@ -49,6 +51,9 @@ final class BotApp: SimApplication {
     private func flush(_ core: ReliableMulticast, _ now: NetTime) {
         while let payload = peer.pollSend() {
             probe?.sent(payload, now: now)
+            if case .inputs(_, let items)? = MatchMessage.decode(payload) {
+                offsetItemsSent += items.filter { if case .offsetGarbage = $0 { true } else { false } }.count
+            }
             do { _ = try core.send(payload, now: now) } catch { sendFailures += 1 }
         }
         while let event = peer.pollEvent() { events.append(event) }

@@ -11,19 +11,28 @@ struct RecordedGame {
     var finalHash: UInt64 = 0
     var speed = 0
     var startingHeight = 0
+    var rules = RuleSet.sfe
+    var garbageSeed: UInt64 = 0
+
+    /// A fresh grid as the owner's began.
+    func grid() -> PlayerGrid {
+        PlayerGrid(startingHeight: startingHeight, rules: rules, speed: speed, garbageSeed: garbageSeed)
+    }
 }
 
 /// Plays one seeded game on the owner side, tick by tick as LocalMatch and MatchPeer do: spawn
 /// when settled (after landing random garbage), random moves or a bot, soft drop, then the tick.
-func recordGame(seed: UInt64, pairsMax: Int) -> RecordedGame {
+func recordGame(seed: UInt64, pairsMax: Int, rules: RuleSet = .sfe) -> RecordedGame {
     var rng = Xoshiro256StarStar(seed: seed)
     let sequence = EggSequence(seed: seed, colors: 4 + rng.nextInt(below: 3))
     var record = RecordedGame()
+    record.rules = rules
+    record.garbageSeed = seed
     record.speed = 5 + rng.nextInt(below: 5)
-    var clock = GravityClock(speed: record.speed)
+    var clock = GravityClock(speed: record.speed, rules: rules)
     var bot: BotPlayer? = seed % 4 == 0 ? BotPlayer(level: .medium, seed: seed) : nil
-    record.startingHeight = rng.nextInt(below: 4)
-    var grid = PlayerGrid(startingHeight: record.startingHeight, speed: record.speed)
+    record.startingHeight = min(rng.nextInt(below: 4), rules.startingHeights.upperBound)
+    var grid = record.grid()
     func apply(_ input: PlayerInput) {
         let outcome = grid.apply(input)
         precondition(outcome.isAccepted, "seed \(seed): owner fed an invalid input \(input)")
@@ -41,7 +50,7 @@ func recordGame(seed: UInt64, pairsMax: Int) -> RecordedGame {
         if grid.state == .awaitingSpawn {
             if !landedThisPair && rng.nextInt(below: 3) == 0 {
                 landedThisPair = true
-                apply(.landGarbage(rng.nextInt(below: 9)))
+                apply(.landGarbage(rng.nextInt(below: rules.garbageDropMax == Int.max ? 9 : 20)))
             }
             if grid.state == .awaitingSpawn {
                 record.hashesAfterPairs.append(grid.stableHash)
@@ -74,12 +83,13 @@ func randomMove(_ rng: inout Xoshiro256StarStar) -> Move? {
 
 @Suite("replication: a mirror rebuilt from inputs only")
 struct ReplayPropertyTests {
-    @Test("a grid rebuilt from the recorded inputs matches the owner's hash after every pair and every tick (60 seeds)", .tags(.slow), .slowTier)
-    func mirrorMatchesOwner() {
+    @Test("a grid rebuilt from the recorded inputs matches the owner's hash after every pair and every tick (60 seeds)",
+          .tags(.slow), .slowTier, arguments: RuleSet.all)
+    func mirrorMatchesOwner(rules: RuleSet) {
         var pairsTotal = 0, chainsTotal = 0
         for seed in UInt64(1)...60 {
-            let record = recordGame(seed: seed, pairsMax: 40)
-            var mirror = PlayerGrid(startingHeight: record.startingHeight, speed: record.speed)
+            let record = recordGame(seed: seed, pairsMax: 40, rules: rules)
+            var mirror = record.grid()
             var pairHashes: [UInt64] = [], tickHashes: [UInt64] = []
             for input in record.inputs {
                 if case .spawn = input { pairHashes.append(mirror.stableHash) }
@@ -96,12 +106,12 @@ struct ReplayPropertyTests {
             #expect(tickHashes == record.hashesAfterTicks, "seed \(seed): tick hashes diverged")
             #expect(mirror.stableHash == record.finalHash, "seed \(seed): final hash differs")
             // The merged tick counts, applied as they are, reach the same state.
-            var merged = PlayerGrid(startingHeight: record.startingHeight, speed: record.speed)
+            var merged = record.grid()
             for input in record.inputs { merged.apply(input) }
             #expect(merged.stableHash == record.finalHash, "seed \(seed): merged ticks differ")
             pairsTotal += pairHashes.count
         }
-        print("replayed \(pairsTotal) pairs, \(chainsTotal) with pops")
+        print("\(rules.name): replayed \(pairsTotal) pairs, \(chainsTotal) with pops")
         #expect(pairsTotal > 600)
         #expect(chainsTotal > 20)
     }

@@ -32,6 +32,20 @@ struct CommandLineTests {
         #expect(unknown.stderr.contains("unknown rule set 'nope'"))
     }
 
+    @Test("resolve --rules tsu: 13 rows, a score per step, garbage by target points; a 14th row is bad input")
+    func resolveTsu() throws {
+        let result = try Harness.run(["resolve", "--rules", "tsu"], stdin: "B.....\nRRR...\nRBBB..\n")
+        #expect(result.status == 0)
+        #expect(result.stdout.hasPrefix(#"{"rules": "tsu", "chain": 2, "steps": [{"popped": 4, "garbageCleared": 0, "score": 40}, {"popped": 4, "garbageCleared": 0, "score": 320}], "garbage": 5, "ticks": "#))
+        let board = result.stdout.split(separator: "[").last ?? ""
+        #expect(board.split(separator: ",").count == 13)
+        let thirteen = try Harness.run(["resolve", "--rules", "tsu"], stdin: String(repeating: "......\n", count: 13))
+        #expect(thirteen.status == 0)
+        let fourteen = try Harness.run(["resolve", "--rules", "tsu"], stdin: String(repeating: "......\n", count: 14))
+        #expect(fourteen.status == 2)
+        #expect(fourteen.stderr.contains("line 14, column 1: a board has at most 13 rows"))
+    }
+
     @Test("a bad board exits 2 naming the line and column")
     func resolveBadBoard() throws {
         let result = try Harness.run(["resolve"], stdin: "......\n..RXR.\n")
