@@ -80,15 +80,21 @@ extension ReliableMulticast {
     }
 
     /// The view change ends without an install (`abandoned`: this peer coordinated it and gave
-    /// it up). Joining, it listens on; in a view it is a member until the membership is
-    /// evaluated again, at the end of the same input (which may find it blocked).
+    /// it up). Joining, it listens on; in a view it returns to the phase it was in before: blocked
+    /// (since when it was blocked then) or a member. The membership is evaluated again at the
+    /// end of the same input and decides between the two; until then a peer blocked before
+    /// neither transmits nor delivers.
     func endFlush(abandoned: Bool) {
         switch phase {
         case let .joining(discoveryAt, _):
             phase = .joining(discoveryAt: discoveryAt, flush: nil)
-        case var .flushing(_, inView):
-            if abandoned { inView.flushAbandoned = true }
-            phase = .member(inView)
+        case let .flushing(_, inView):
+            let flushAbandoned = inView.flushAbandoned || abandoned
+            if let since = inView.blockedBefore {
+                phase = .blocked(since: since, flushAbandoned: flushAbandoned)
+            } else {
+                phase = .member(InView(flushAbandoned: flushAbandoned))
+            }
         case .member, .blocked, .left:
             break
         }

@@ -106,8 +106,9 @@ import EggPrimitives
 ///   `flushing`; too few members reachable make it `blocked`.
 /// - `flushing(flush, …)`: frozen in a view change (`flush.participation`, and
 ///   `flush.coordinating` when it coordinates it). The install makes it a `member`; a change
-///   that ends without one (given up, or its coordinator silent) makes it a `member` until the
-///   membership is evaluated at the end of the same input, which may find it `blocked` again.
+///   that ends without one (given up, or its coordinator silent) returns it to the phase it was
+///   in before (`blocked` since the same time, or `member`) until the membership is evaluated
+///   at the end of the same input: a blocked peer never passes through `member` on the way.
 /// - `blocked(since)`: non-primary. A reachable majority makes it a `member` again, a proposal
 ///   it takes part in `flushing`; `blockedBound` after `since` it gives the view up (`joining`).
 /// - `left`: after `leave`, from any phase, for good.
@@ -229,9 +230,8 @@ public final class ReliableMulticast {
         /// A view change this peer coordinated was given up (someone did not answer): members may
         /// be frozen in it, so a new one runs even if the membership looks unchanged.
         var flushAbandoned = false
-        /// Blocked since then before the view change it is in (or that just ended without an
-        /// install): if still blocked when the membership is evaluated next (at the end of the
-        /// same input), its bound runs on from then.
+        /// Blocked since then before the view change it is in (only while flushing): if that
+        /// change ends without an install, the peer is blocked again since then (its bound runs on).
         var blockedBefore: NetTime?
     }
 
@@ -702,7 +702,7 @@ public final class ReliableMulticast {
             precondition(members.isEmpty && streams.isEmpty && viewID == 0, "no view while joining")
             if let flush { check(flush) }
         case let .member(inView):
-            precondition(inView.blockedBefore == nil, "a member blocked before is blocked again or not by the end of the input")
+            precondition(inView.blockedBefore == nil, "only a flushing peer carries since when it was blocked before")
         case let .flushing(flush, _):
             check(flush)
         case let .blocked(since, _):
