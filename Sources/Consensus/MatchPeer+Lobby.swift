@@ -13,7 +13,8 @@ struct LobbyTimers: Sendable, Hashable {
 public enum LobbyCountdown: Hashable, Sendable {
     /// Every player is ready: the match starts in `nanoseconds` unless someone cancels.
     case allReady(nanoseconds: UInt64)
-    /// Some players are ready: those ready start in `nanoseconds` if at least two are.
+    /// Some players are ready: once at least two are, a ready player may start the match with
+    /// the ready players in `nanoseconds` (0: now; see ``MatchPeer/startNow(now:)``).
     case firstReady(nanoseconds: UInt64)
     /// The start vote is under way.
     case starting
@@ -109,6 +110,34 @@ extension MatchPeer {
         return nil
     }
 
+    /// Whether this peer may start the match now with the ready players (SPEC §1: after 30 s with
+    /// at least two players ready, a ready player may start): it is a player whose own ready mark
+    /// is current, at least two players are ready wanting to play, its first-ready timer has run
+    /// ``MatchPeerConfig/startAfterFirstReadyNanoseconds``, and no start is under way. The timer
+    /// is this peer's own (a renderer shows the key when this is true).
+    public func canStartNow(now: NetTime) -> Bool {
+        guard isSynced, match == nil, !isStarting, myStart[matchRound] == nil, config.role == .player,
+              room.current(match: matchRound)[config.id] == true else { return false }
+        guard readyMarks.values.filter({ $0 }).count >= 2, let since = lobbyTimers.firstReadySince else { return false }
+        return now.nanoseconds(since: since) >= config.startAfterFirstReadyNanoseconds
+    }
+
+    /// A ready player starts the match now with the ready players, when ``canStartNow(now:)``
+    /// allows it; returns whether it did. Like the countdown's trigger, it sends `go`, then its
+    /// start vote: every member votes when it delivers the `go` (wanting to play if its own mark
+    /// is current), and the replicated start vote decides the players and settings, the same on
+    /// every peer. A player who is not ready watches the match.
+    @discardableResult
+    public mutating func startNow(now: NetTime) -> Bool {
+        defer { checkInvariants() }
+        runLobbyTimers(now: now)
+        guard canStartNow(now: now) else { return false }
+        send(.go(match: matchRound))
+        voteStartFromMark()
+        lobbyTimers = LobbyTimers()
+        return true
+    }
+
     /// Runs this peer's start timers at `now` (the driver calls it every tick in the lobby;
     /// every input runs it too).
     public mutating func lobbyTick(now: NetTime) {
@@ -143,12 +172,12 @@ extension MatchPeer {
             lobbyTimers.firstReadySince = now
         }
         // Only a ready player's peer that has not voted fires (spectators and players not ready
-        // never start it; every peer shows the countdown).
+        // never start it; every peer shows the countdown). The first-ready timer fires nothing:
+        // once it has run, a ready player may start (`startNow`).
         guard myStart[matchRound] == nil, config.role == .player, room.current(match: matchRound)[config.id] != nil,
               playing >= 2 else { return }
         let allReadyDue = lobbyTimers.allReadySince.map { now.nanoseconds(since: $0) >= config.startCountdownNanoseconds } ?? false
-        let firstReadyDue = lobbyTimers.firstReadySince.map { now.nanoseconds(since: $0) >= config.startAfterFirstReadyNanoseconds } ?? false
-        guard allReadyDue || firstReadyDue else { return }
+        guard allReadyDue else { return }
         send(.go(match: matchRound))
         voteStartFromMark()
         lobbyTimers = LobbyTimers()

@@ -367,7 +367,7 @@ extension MatchPeer {
 
     /// Idle ticks of the local grid are sent at the latest after this many (a mirror lags by at
     /// most this much while nothing else happens).
-    static let ticksFlushedAtMost = 12
+    public static let ticksFlushedAtMost = 12
 
     @discardableResult
     private mutating func applyOwner(_ input: StreamInput) -> InputOutcome {

@@ -84,8 +84,8 @@ public struct MatchPeerConfig: Sendable, Hashable {
     public var sendBackpressureAt: Int = 1_024
     /// How long every player of the room must stay ready before this peer starts the match.
     public var startCountdownNanoseconds: UInt64 = 3_000_000_000
-    /// How long after the first ready mark this peer starts the match with the ready players
-    /// (at least two wanting to play), whoever else is not ready.
+    /// How long after the first ready mark a ready player may start the match with the ready
+    /// players (at least two wanting to play), whoever else is not ready (``MatchPeer/startNow(now:)``).
     public var startAfterFirstReadyNanoseconds: UInt64 = 30_000_000_000
 
     public init(id: PeerID, name: String, role: PeerRole = .player, voteSeed: UInt64) {

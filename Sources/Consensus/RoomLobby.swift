@@ -61,10 +61,11 @@ struct ReadyMark: Hashable, Sendable {
 ///   with none. Each member's latest mark replaces its earlier
 ///   one (a member's stream is delivered in order), so un-ready is just a newer mark.
 /// - **Start**: the decision is the one-shot start vote of `MatchPeer` (decided when every member
-///   voted). A ready player's peer triggers it (``MatchPeer/lobbyTick(now:)``): when every player
-///   of the room is ready (at least two wanting to play) for ``MatchPeerConfig/startCountdownNanoseconds``,
-///   or ``MatchPeerConfig/startAfterFirstReadyNanoseconds`` after the first current mark with at least two
-///   players ready. It sends `go`, then its start vote; every member that delivers a `go` of the
+///   voted). A ready player's peer triggers it: by itself (``MatchPeer/lobbyTick(now:)``) when
+///   every player of the room is ready (at least two wanting to play) for
+///   ``MatchPeerConfig/startCountdownNanoseconds``; or when the player asks to start now
+///   (``MatchPeer/startNow(now:)``), allowed ``MatchPeerConfig/startAfterFirstReadyNanoseconds``
+///   after the first current mark with at least two players ready. It sends `go`, then its start vote; every member that delivers a `go` of the
 ///   open round votes at once (ready or not, spectators too: nobody blocks the start), wanting to
 ///   play if its own mark is current. The players are the voters wanting to play; the settings
 ///   are those voted by the highest-ID member that sent `go` (a `go` precedes its sender's vote,

@@ -21,11 +21,15 @@ protocol Screen: AnyObject {
     var wake: WakePipe? { get }
     /// Called after a draw reached the terminal.
     func drawn()
+    /// Called when the wake pipe woke the loop: whether the screen would now show something
+    /// else (a frame is drawn only then).
+    func woke() -> Bool
 }
 
 extension Screen {
     var wake: WakePipe? { nil }
     func drawn() {}
+    func woke() -> Bool { true }
 }
 
 enum GameLoop {
@@ -61,7 +65,7 @@ enum GameLoop {
                 _ = poll(&fds, 2, wait)
                 if fds[1].revents != 0 {
                     wake.drain()
-                    dirty = true
+                    dirty = screen.woke() || dirty
                 }
                 var gotKey = false
                 while let key = term.readKey(timeoutMilliseconds: 0) {

@@ -129,6 +129,11 @@ struct MatchView {
         return Area(centreRow: top + panelHeight / 2)
     }
 
+    /// Popping eggs flash: reversed on every other eighth of a second.
+    static func flashOn(at nanoseconds: UInt64 = MonotonicClock.now().nanoseconds) -> Bool {
+        (nanoseconds / 125_000_000) % 2 == 0
+    }
+
     /// The text of one cell, `cell.width` characters, for row `line` of its `cell.height` rows.
     static func cellText(_ cell: Cell, glyphs: Glyphs, size: CellSize, line: Int) -> String {
         switch size.width {
@@ -157,8 +162,7 @@ struct MatchView {
             let text = size.width == 1 ? glyph : glyph + String(repeating: term.unicode ? "─" : "-", count: size.width - 1)
             term.put(y + 1, x + 1 + index * size.width, text, pair: Terminal.pairAlert, bold: true)
         }
-        // Popping eggs flash: reversed on every other eighth of a second.
-        let flashOn = (MonotonicClock.now().nanoseconds / 125_000_000) % 2 == 0
+        let flashOn = Self.flashOn()
         for (shown, row) in Board.visibleRows.enumerated() {
             for part in 0..<size.height {
                 let line = y + 2 + shown * size.height + part

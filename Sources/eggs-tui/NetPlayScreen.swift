@@ -37,6 +37,16 @@ final class NetPlayScreen: Screen {
     private var holding: Bool { MonotonicClock.now().nanoseconds < holdUntil }
     /// Ticks since the last frame this screen asked for; a frame at least every `refreshTicks`.
     private var ticksSinceRefresh = 0
+    /// Ticks this screen has run (the clock of ``RemoteBoard/since``).
+    private var screenTicks = 0
+    /// Each remote player's grid as drawn: carried on in time while it resolves (see ``RemoteBoard``).
+    private var remoteBoards: [PeerID: RemoteBoard] = [:]
+    /// What the mirrored match shows now (every remote board's picture and every player's garbage
+    /// counts; see ``advanceRemoteBoards()``), and what the last frame showed of it, with the
+    /// flash phase it drew popping eggs in.
+    private var matchPicture: Int?
+    private var drawnMatchPicture: Int?
+    private var drawnFlashOn = false
     static let refreshTicks = 30
     private let logger = Logger(label: "eggs.play")
     /// Set when the player leaves (q, Ctrl-C): the command ends.
@@ -143,6 +153,11 @@ final class NetPlayScreen: Screen {
             let all = BotLevel.allCases
             practiceLevel = all[((all.firstIndex(of: practiceLevel) ?? 0) + 1) % all.count]
         case .character("b"): practiceRequested = practiceLevel
+        case .character("n"):
+            // Start now with the ready players (allowed 30 s after the first ready, two ready).
+            guard !spectator else { return }
+            let started = peer.withMatch { match, now in match.startNow(now: now) }
+            if !started { show("Not yet: a ready player may start 30 s after the first ready, once two players are ready.") }
         default: break
         }
     }
@@ -162,9 +177,11 @@ final class NetPlayScreen: Screen {
             return before?.0 != after?.0 || before?.1 != after?.1 || before?.2 != after?.2
         }
         // Remote moves wake the loop and redraw at once (WakePipe); otherwise only the own grid's
-        // changes, events and a refresh twice a second (link figures) need a frame.
+        // changes, a remote chain going on in time, events and a refresh twice a second (link
+        // figures) need a frame.
         ticksSinceRefresh += 1
-        var changed = ownMoved || ticksSinceRefresh >= Self.refreshTicks
+        screenTicks += 1
+        var changed = ownMoved || ticksSinceRefresh >= Self.refreshTicks || advanceRemoteBoards()
         for event in peer.takeEvents() {
             changed = true
             switch event {
@@ -210,6 +227,66 @@ final class NetPlayScreen: Screen {
         }
         if changed { ticksSinceRefresh = 0 }
         return changed
+    }
+
+    /// Carries every remote board on by the ticks this screen ran since its stream last moved
+    /// (see ``RemoteBoard``); returns whether a frame would now show something else than the
+    /// last one: a remote board's picture or a player's garbage changed, or popping eggs are due
+    /// to flash the other way. (The own grid's changes are the tick's; events are drawn anyway.)
+    private func advanceRemoteBoards() -> Bool {
+        let me = peer.id
+        let remote = peer.withMatch { match, _ -> (UInt32, [(PeerID, Int, PlayerGrid, Int, Int)])? in
+            guard let state = match.match, state.mirrored else { return nil }
+            return (state.game, state.mirrors.sorted { $0.key < $1.key }.map {
+                ($0.key, $0.value.inputsApplied, $0.value.grid, $0.value.garbageReceived, $0.value.garbageLanded)
+            })
+        }
+        guard let (game, mirrors) = remote else {
+            remoteBoards = [:]
+            matchPicture = nil
+            return false
+        }
+        var hasher = Hasher()
+        hasher.combine(game)
+        var popping = false
+        for (id, inputs, grid, received, landed) in mirrors {
+            hasher.combine(id)
+            hasher.combine(received)
+            hasher.combine(landed)
+            guard id != me else { continue }
+            var board = remoteBoards[id]
+            if board == nil || board!.game != game || board!.inputs != inputs {
+                board = RemoteBoard(game: game, inputs: inputs, since: screenTicks, grid: grid)
+            }
+            board!.advance(to: screenTicks)
+            remoteBoards[id] = board
+            let picture = RemoteBoard.picture(board!.grid)
+            hasher.combine(picture.hash)
+            popping = popping || picture.popping
+        }
+        if remoteBoards.count >= mirrors.count {
+            let live = Set(mirrors.map(\.0))
+            remoteBoards = remoteBoards.filter { live.contains($0.key) && $0.key != me }
+        }
+        matchPicture = hasher.finalize()
+        return matchPicture != drawnMatchPicture || (popping && MatchView.flashOn() != drawnFlashOn)
+    }
+
+    /// A delivery woke the loop. In a mirrored match most deliveries change nothing shown (votes
+    /// on egg rounds ahead, checkpoints, idle ticks of a falling pair between its half-cell
+    /// steps): a frame is drawn only when a board or a garbage count changed. Elsewhere (the
+    /// lobby, pictures, the banners and results) every delivery is drawn.
+    func woke() -> Bool {
+        guard finalGame == nil, results == nil, gameBanner == nil else { return true }
+        let moved = advanceRemoteBoards()
+        return matchPicture == nil || moved
+    }
+
+    /// The grid to draw for remote player `id`: its board carried on in time when it is at the
+    /// mirror's stream position, else the mirror's grid as it stands.
+    private func remoteGrid(_ id: PeerID, game: UInt32, mirror: PlayerMirror) -> PlayerGrid {
+        if let board = remoteBoards[id], board.game == game, board.inputs == mirror.inputsApplied { return board.grid }
+        return mirror.grid
     }
 
     /// Totals the finished game into the match's figures and raises the game-over banner over
@@ -354,7 +431,10 @@ final class NetPlayScreen: Screen {
         let panels = order.map { id -> PlayerPanel in
             let isMe = id == peer.id && match.owner != nil
             let mirror = state.mirrors[id]
-            let grid = isMe ? match.owner!.grid : (mirror?.grid ?? PlayerGrid())
+            let grid = isMe ? match.owner!.grid : (mirror.map { remoteGrid(id, game: state.game, mirror: $0) } ?? PlayerGrid())
+            if state.mirrored, let frames = ChainFrames.shared {
+                frames.drew(isMe ? .owner : .mirror, board: "\(id.hex)/\(state.game)", grid: grid)
+            }
             var next: [EggPair] = []
             if isMe, let pair = match.ownerNextPair { next = [pair] }
             else if let value = match.eggValue(game: state.game, round: grid.pairsSpawned) {
@@ -389,6 +469,8 @@ final class NetPlayScreen: Screen {
             MatchView.draw(pictured, on: term, glyphs: glyphs, top: 1)
             return
         }
+        drawnFlashOn = MatchView.flashOn()
+        drawnMatchPicture = matchPicture
         MatchView.draw(panels, on: term, glyphs: glyphs, top: 1)
     }
 
@@ -441,16 +523,19 @@ final class NetPlayScreen: Screen {
             row = putWrapped(row, "Starting the match…", on: term, bold: true)
         case .allReady(let left)?:
             row = putWrapped(row, "Everyone is ready: the match starts in \(Self.seconds(left))", on: term, bold: true)
-        case .firstReady(let left)? where readyCount >= 2:
-            row = putWrapped(row, "\(readyCount) players ready: the match starts in \(Self.seconds(left)) with the ready players, or when everyone is ready", on: term)
+        case .firstReady(let left)? where readyCount >= 2 && left > 0:
+            row = putWrapped(row, "\(readyCount) players ready: in \(Self.seconds(left)) a ready player may start with the ready players, or the match starts when everyone is ready", on: term)
+        case .firstReady? where readyCount >= 2:
+            row = putWrapped(row, "\(readyCount) players ready: a ready player may start the match now with the ready players", on: term, bold: true)
         default:
-            row = putWrapped(row, "The match starts 3 s after every player is ready, or 30 s after the first ready once two are.", on: term)
+            row = putWrapped(row, "The match starts 3 s after every player is ready; 30 s after the first ready, with two ready, a ready player may start it.", on: term)
         }
         if spectator {
             _ = putWrapped(row, "You are watching: the next match is shown when it starts.", on: term)
         } else {
             let readyHint = match.isMarkedReady ? "not ready" : "ready"
-            _ = putWrapped(row, "\(keys.label(.ready)): \(readyHint)   s: speed   c: colours   g: games   b: practice vs a local \(practiceLevel.rawValue) bot (l: level)", on: term,
+            let startNow = match.canStartNow(now: now) ? "   n: start now" : ""
+            _ = putWrapped(row, "\(keys.label(.ready)): \(readyHint)\(startNow)   s: speed   c: colours   g: games   b: practice vs a local \(practiceLevel.rawValue) bot (l: level)", on: term,
                            bold: match.isMarkedReady)
         }
     }
@@ -486,5 +571,60 @@ final class NetPlayScreen: Screen {
 
     private func pad(_ text: String, _ width: Int) -> String {
         text.count >= width ? String(text.prefix(width)) : text + String(repeating: " ", count: width - text.count)
+    }
+}
+
+/// A remote player's grid as this screen draws it. A mirror's grid moves only when the owner's
+/// stream does, and an owner sends the idle ticks of a resolution at most
+/// ``MatchPeer/ticksFlushedAtMost`` at a time, so a chain would move in jumps of that many ticks.
+/// While the mirror's grid resolves, nothing but ticks can come next in its stream (moves and
+/// garbage wait for the next spawn), so the screen carries a copy of it on by the ticks it ran
+/// since the stream last moved, at most that many and never past the resolution's end: the
+/// chain is drawn in time, step by step, as on the owner's screen. The next stream items bring
+/// the mirror to the same state (the rules are deterministic), and drawing starts from them again.
+struct RemoteBoard {
+    var game: UInt32
+    /// The mirror's stream position (items applied) this board starts from.
+    var inputs: Int
+    /// The screen tick at which this position was first seen.
+    var since: Int
+    var grid: PlayerGrid
+    /// Ticks applied to `grid` beyond the mirror's.
+    var ahead = 0
+
+    init(game: UInt32, inputs: Int, since: Int, grid: PlayerGrid) {
+        self.game = game
+        self.inputs = inputs
+        self.since = since
+        self.grid = grid
+    }
+
+    /// Applies the ticks due at screen tick `now`.
+    mutating func advance(to now: Int) {
+        let due = min(MatchPeer.ticksFlushedAtMost, max(0, now - since))
+        while ahead < due, grid.state == .resolving {
+            guard grid.apply(.ticks(1)).isAccepted else { break }
+            ahead += 1
+        }
+    }
+
+    /// What a frame shows of `grid`: a hash of its visible cells, popping marks and chain
+    /// counter, and whether any egg pops (it flashes).
+    static func picture(_ grid: PlayerGrid) -> (hash: Int, popping: Bool) {
+        var hasher = Hasher()
+        var popping = false
+        for row in Board.visibleRows {
+            for column in 0..<Board.columnsCount {
+                hasher.combine(grid.displayCell(column: column, row: row))
+                if case .popping = grid.activity(column: column, row: row) {
+                    popping = true
+                    hasher.combine(column &* 31 &+ row)
+                }
+            }
+        }
+        hasher.combine(grid.chainStep)
+        hasher.combine(grid.lastChain?.chain)
+        hasher.combine(grid.state)
+        return (hasher.finalize(), popping)
     }
 }

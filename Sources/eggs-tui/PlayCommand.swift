@@ -47,8 +47,9 @@ extension EggsCommand {
                 p pauses a practice match, q leaves (asks first during a match). \
                 In the lobby: r or enter marks you ready (again: not ready), s changes the speed, c the colours, g the games \
                 per match of the room's settings (for everyone; it clears every ready mark), b starts a practice match \
-                against a local bot and l picks its level, q quits. The match starts 3 s after every player is ready, \
-                or 30 s after the first ready once two players are ready (with the ready players). \
+                against a local bot and l picks its level, n starts the match now with the ready players (allowed 30 s \
+                after the first ready once two players are ready; shown when allowed), q quits. The match starts 3 s \
+                after every player is ready. \
                 Remap with --keys 'left=a,right=d,soft-drop=s,rotate-cw=w' or the file \
                 $XDG_CONFIG_HOME/eggs/keys (lines 'action = key'); actions: \
                 \(KeyAction.allCases.map(\.rawValue).joined(separator: " ")).
@@ -93,6 +94,7 @@ extension EggsCommand {
 
         func run() throws {
             let keyMap = try KeyMap.load(keysOption: keys)
+            defer { ChainFrames.shared?.finish() }
             if practice {
                 var generator = SystemRandomNumberGenerator()
                 let options = LocalMatch.Options(

@@ -168,6 +168,9 @@ final class PracticeScreen: Screen {
                 alert: grids[seat].state == .toppedOut
             )
         }
+        if finalGrids == nil, let frames = ChainFrames.shared {
+            for seat in 0..<2 { frames.drew(.owner, board: "\(seat)/\(match.gamesPlayed)", grid: grids[seat]) }
+        }
         let area = MatchView.draw(panels, on: term, glyphs: glyphs, top: 1)
         if let banner { Banner.draw(banner, on: term, centreRow: area.centreRow) }
         let bottom = term.rows - 1

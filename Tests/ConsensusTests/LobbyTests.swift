@@ -155,22 +155,63 @@ struct LobbyTests {
         for id in players { #expect(h.peers[id]!.readyMarks.isEmpty) }
     }
 
-    @Test("30 s after the first ready, two ready players start without the player who is not ready")
-    func thirtySecondRule() {
+    @Test("30 s after the first ready, with two ready, a ready player may start now without the player who is not ready; nothing starts by itself")
+    func startNowRule() {
         let h = VSHarness(seed: 15)
-        let (players, _) = lobbyRoom(h, players: 3)
+        let (players, spectators) = lobbyRoom(h, players: 3, spectators: 1)
         ready(h, players[0])
         run(h, seconds: 10)
         ready(h, players[2])
         run(h, seconds: 18)
+        // 28 s after the first ready: not yet, for anyone.
+        for id in players { #expect(!h.peers[id]!.canStartNow(now: h.now)) }
+        let early = h.peers[players[2]]!.startNow(now: h.now)
+        #expect(!early)
+        h.drainOutputs(players[2])
+        run(h, seconds: 12)
+        // 40 s: nothing started by itself; the ready players may start, the others may not.
         #expect(started(h).isEmpty)
-        run(h, seconds: 3)
+        #expect(h.peers[players[0]]!.canStartNow(now: h.now) && h.peers[players[2]]!.canStartNow(now: h.now))
+        #expect(!h.peers[players[1]]!.canStartNow(now: h.now), "a player who is not ready cannot start")
+        #expect(!h.peers[spectators[0]]!.canStartNow(now: h.now), "a spectator cannot start")
+        let notReady = h.peers[players[1]]!.startNow(now: h.now), watcher = h.peers[spectators[0]]!.startNow(now: h.now)
+        #expect(!notReady && !watcher)
+        h.drainOutputs(players[1])
+        h.drainOutputs(spectators[0])
+        run(h, seconds: 2)
+        #expect(started(h).isEmpty)
+        // A ready player presses it: every peer starts the same match with the ready players.
+        let pressed = h.peers[players[2]]!.startNow(now: h.now)
+        #expect(pressed)
+        h.drainOutputs(players[2])
+        run(h, seconds: 2)
         let starts = started(h)
-        #expect(starts.count == 3)
-        for id in players { #expect(starts[id]?.1 == [players[0], players[2]]) }
+        #expect(starts.count == 4)
+        for id in players + spectators { #expect(starts[id]?.1 == [players[0], players[2]]) }
         // The player who was not ready watches: no own grid.
         #expect(h.peers[players[1]]!.owner == nil)
-        #expect(h.peers[players[0]]!.owner != nil)
+        #expect(h.peers[players[0]]!.owner != nil && h.peers[players[2]]!.owner != nil)
+    }
+
+    @Test("start now needs two players ready: one ready player alone and a un-ready player cannot")
+    func startNowNeedsTwo() {
+        let h = VSHarness(seed: 17)
+        let (players, _) = lobbyRoom(h, players: 2)
+        ready(h, players[0])
+        ready(h, players[1])
+        run(h, seconds: 1)
+        ready(h, players[1], false)
+        run(h, seconds: 35)
+        #expect(!h.peers[players[0]]!.canStartNow(now: h.now))
+        let alone = h.peers[players[0]]!.startNow(now: h.now)
+        #expect(!alone)
+        h.drainOutputs(players[0])
+        run(h, seconds: 2)
+        #expect(started(h).isEmpty)
+        // Ready again: the everyone-ready countdown starts it after 3 s, as before.
+        ready(h, players[1])
+        run(h, seconds: 4)
+        #expect(started(h).count == 2)
     }
 
     @Test("one ready player alone never starts a match")

@@ -326,6 +326,53 @@ struct GameScreenTests {
         #expect(bob.waitFor("EXIT=0") != nil)
     }
 
+    @Test("start now: 30 s after the first ready, with two of three ready, n appears in a ready player's hints and starts the match with the ready players")
+    func lobbyStartNow() throws {
+        let port = TestPorts.next()
+        let state = try Harness.temporaryDirectory("lobby-start-now")
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let common = "play --interface 127.0.0.1 --port \(port) --room now-\(port)"
+        let sessions = try ["ann", "ben", "cy"].enumerated().map { index, name in
+            try TmuxSession(command: "\(Harness.binary) \(common) --name \(name) --id \(index + 1)0; echo EXIT=$?; sleep 60",
+                            environment: ["XDG_STATE_HOME": state])
+        }
+        defer { sessions.forEach { $0.close() } }
+        let (ann, ben, cy) = (sessions[0], sessions[1], sessions[2])
+        for session in sessions {
+            #expect(session.waitForLine(matching: "cy ", seconds: 15) != nil && session.waitFor("ben") != nil, "the lobby lacks a player: \(session.screen())")
+        }
+        // Ann and Ben get ready; Cy does not. Nothing starts, and no one is offered n yet.
+        ann.send("r")
+        #expect(ann.waitFor("r: not ready") != nil, "ann's lobby: \(ann.screen())")
+        ben.send("r")
+        #expect(ben.waitFor("2 players ready: in") != nil, "ben's lobby: \(ben.screen())")
+        #expect(!ann.screen().contains("n: start now"), "n offered before 30 s: \(ann.screen())")
+        // Pressed too early, n starts nothing.
+        ann.send("n")
+        #expect(ann.waitFor("Not yet") != nil, "ann's lobby: \(ann.screen())")
+        // 30 s after the first ready: the ready players are offered n, Cy (not ready) is not,
+        // and still nothing has started by itself.
+        #expect(ann.waitFor("n: start now", seconds: 40) != nil, "ann is not offered n: \(ann.screen())")
+        #expect(ben.waitFor("n: start now", seconds: 5) != nil, "ben is not offered n: \(ben.screen())")
+        #expect(!cy.screen().contains("n: start now"), "cy is offered n without being ready: \(cy.screen())")
+        usleep(2_000_000)
+        #expect(!ann.screen().contains("game 1"), "a match started by itself: \(ann.screen())")
+        // Ben presses it: the match starts everywhere with Ann and Ben; Cy watches it.
+        ben.send("n")
+        for session in sessions {
+            #expect(session.waitFor("game 1, best of", seconds: 10) != nil, "no match: \(session.screen())")
+        }
+        // Two boards (Ann's and Ben's) on every screen, Cy's among them none of its own.
+        let shown = cy.screen()
+        let top = shown.split(separator: "\n").first { $0.contains("┌") } ?? ""
+        #expect(top.filter { $0 == "┌" }.count == 2 && !shown.contains(" you "), "cy's screen: \(shown)")
+        for session in sessions {
+            session.send("q")
+            session.send("y")
+        }
+        for session in sessions { #expect(session.waitFor("EXIT=0") != nil, "\(session.screen())") }
+    }
+
     @Test("the lobby's b starts a practice match against a local bot; leaving it returns to the lobby")
     func lobbyPractice() throws {
         let port = TestPorts.next()
