@@ -173,7 +173,7 @@ public struct LocalMatch: Sendable {
 
     private mutating func movesThisTick(_ seat: Int) -> [Move] {
         if var bot = bots[seat] {
-            let move = bot.tick(grid: grids[seat], preview: [nextPair(seat: seat)], context: BotContext(incomingGarbage: incomingGarbage[seat]))
+            let move = bot.tick(grid: grids[seat], preview: [nextPair(seat: seat)], context: BotContext(incomingGarbage: incomingGarbage[seat] + acceptedGarbage[seat]))
             bots[seat] = bot
             return move.map { [$0] } ?? []
         }
