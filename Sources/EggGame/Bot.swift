@@ -269,7 +269,7 @@ public struct Bot: Sendable {
         placementsEvaluated &+= 1
         if outcome.toppedOut { return Bot.deadScore }
         var immediate = outcome.chain > 0 ? fireScore(outcome, before: before, context: context) : 0
-        if depth > 0 { immediate = immediate / 10 &* 9 }
+        if depth > 0 { immediate = immediate / 10 &* evaluation.weights.discount }
         var board = outcome.board
         // Garbage queued now lands after this lock (its own chain sent first).
         if depth == 0 && context.incomingGarbage > 0 {
@@ -281,7 +281,8 @@ public struct Bot: Sendable {
         var children = BotSimulator.placements(for: pair, on: board).map { BotSimulator.place(pair, at: $0, on: board) }
         if depth + 1 >= 2 && children.count > level.thirdPlyWidth {
             // The third pair: only the most promising placements, by their chain and shape.
-            children.sort { ($0.chain, BotEvaluation.shape($0.board)) > ($1.chain, BotEvaluation.shape($1.board)) }
+            let evaluation = self.evaluation
+            children.sort { ($0.chain, evaluation.shape($0.board)) > ($1.chain, evaluation.shape($1.board)) }
             children.removeLast(children.count - level.thirdPlyWidth)
         }
         let inner = BotContext()
@@ -297,12 +298,12 @@ public struct Bot: Sendable {
     private func fireScore(_ outcome: BotSimulator.Outcome, before: Board, context: BotContext) -> Int {
         let chain = outcome.chain
         let spawnHeight = max(BotSimulator.height(before, column: Board.spawnColumns.0), BotSimulator.height(before, column: Board.spawnColumns.1))
-        let crowded = before.eggsCount >= level.crowdedEggs || spawnHeight >= 10
+        let crowded = before.eggsCount >= level.crowdedEggs || spawnHeight >= evaluation.weights.spawnFire
         let threatened = context.incomingGarbage >= level.threatGarbage && chain &* 2 >= level.fireChain
         if chain >= level.fireChain || crowded || threatened {
-            return BotEvaluation.chainValue(chain) / 2 &* 3 &+ outcome.garbage &* level.garbageWeight &+ 1_000
+            return BotEvaluation.chainValue(chain) / 2 &* evaluation.weights.fireScale &+ outcome.garbage &* level.garbageWeight &+ evaluation.weights.fireBonus
         }
-        return -(chain &* 250) &- 200
+        return -(chain &* evaluation.weights.waste) &- 200
     }
 }
 
@@ -327,6 +328,12 @@ public struct BotPacer: Sendable {
         ticksLive = 0
     }
 
+    /// Replaces the current pair's remaining moves, keeping the pace (the time since the spawn).
+    public mutating func replan(_ moves: [Move]) {
+        plan = moves
+        planIndex = 0
+    }
+
     /// Advances one tick; returns the move to make now, if any.
     public mutating func tick() -> Move? {
         ticksLive += 1
@@ -347,10 +354,17 @@ public struct BotPlayer: Sendable {
     public private(set) var bot: Bot
     private var pacer: BotPacer
     private var plannedPairIndex = -1
+    /// Garbage queued against the bot when it last planned.
+    private var plannedGarbage = 0
 
     public init(level: BotLevel, seed: UInt64 = 0) {
+        self.init(level: level, pace: level, seed: seed)
+    }
+
+    /// A bot deciding as `level` but moving at the pace of `pace` (to tell skill from speed).
+    public init(level: BotLevel, pace: BotLevel, seed: UInt64 = 0) {
         bot = Bot(level: level, seed: seed)
-        pacer = BotPacer(level: level)
+        pacer = BotPacer(level: pace)
     }
 
     public var level: BotLevel { bot.level }
@@ -373,7 +387,18 @@ public struct BotPlayer: Sendable {
         if plannedPairIndex != grid.pairsSpawned {
             pacer.start(bot.plan(grid: grid, preview: preview, context: context))
             plannedPairIndex = grid.pairsSpawned
+            plannedGarbage = context.incomingGarbage
+        } else if context.incomingGarbage > plannedGarbage {
+            // Garbage arrived while the pair is live: think again from where the pair is now, as a
+            // player would, keeping the old plan when the new target cannot be reached from here.
+            plannedGarbage = context.incomingGarbage
+            if let live = grid.livePair,
+               let target = bot.choosePlacement(board: grid.board, current: live.pair, preview: preview, context: context),
+               let moves = Bot.moves(to: target, from: live, on: grid.board) {
+                pacer.replan(moves)
+            }
         }
         return pacer.tick()
     }
 }
+

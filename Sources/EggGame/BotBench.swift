@@ -12,6 +12,8 @@ public enum BotBench {
         public var gameTicks = 0
         /// Nanoseconds of each tick in which the bot decided a placement, sorted.
         public var decisionNanoseconds: [UInt64] = []
+        /// Nanoseconds of all the other ticks, summed.
+        public var otherTickNanoseconds: UInt64 = 0
 
         public var meanLargestChain: Double {
             largestChains.isEmpty ? 0 : Double(largestChains.reduce(0, +)) / Double(largestChains.count)
@@ -23,6 +25,11 @@ public enum BotBench {
         public var meanDecisionMicroseconds: Double {
             decisionNanoseconds.isEmpty ? 0 : Double(decisionNanoseconds.reduce(0, +)) / Double(decisionNanoseconds.count) / 1_000
         }
+        /// The mean time of a tick in which the bot did not decide.
+        public var meanOtherTickMicroseconds: Double {
+            let others = gameTicks - decisionNanoseconds.count
+            return others <= 0 ? 0 : Double(otherTickNanoseconds) / Double(others) / 1_000
+        }
         /// The 99th percentile (nearest rank).
         public var p99DecisionMicroseconds: Double {
             guard let p99 = nearestRank(0.99, ofSorted: decisionNanoseconds) else { return 0 }
@@ -32,26 +39,30 @@ public enum BotBench {
 
     /// Plays one solo game per seed: the bot alone, until it tops out or has placed `pairsMax` pairs.
     /// - Parameters:
-    ///   - clock: a monotonic clock in nanoseconds, read around the ticks where the bot decides.
+    ///   - clock: a clock in nanoseconds, read around every tick; the ticks that spawn the bot's pair
+    ///     (where it decides) are kept one by one, the others summed.
     public static func solo(level: BotLevel, seeds: [UInt64], colors: Int = 4, pairsMax: Int = 150,
                             clock: () -> UInt64) -> SoloResult {
         precondition(pairsMax > 0 && pairsMax <= 10_000, "pairsMax must be from 1 to 10000")
         var result = SoloResult()
         for seed in seeds {
             var match = LocalMatch(options: .init(seed: seed, colors: colors, speed: 0, gamesMax: 1), seats: [.bot(level)])
-            var largest = 0, decidesNow = false
+            var largest = 0
             while !match.isOver && match.grids[0].pairsSpawned <= pairsMax {
-                let start = decidesNow ? clock() : 0
+                // The bot decides in the tick that spawns its pair (the match spawns, then asks the
+                // bot for its moves), so every tick is timed and kept when it spawned a pair.
+                let start = clock()
                 let events = match.tick()
-                if decidesNow { result.decisionNanoseconds.append(clock() &- start) }
-                decidesNow = false
+                let elapsed = clock() &- start
+                var decided = false
                 for event in events {
                     switch event {
                     case .input(_, _, .ticked(_, let chain?)): largest = max(largest, chain.chain)
-                    case .input(_, _, .spawned): decidesNow = true
+                    case .input(_, _, .spawned): decided = true
                     default: break
                     }
                 }
+                if decided { result.decisionNanoseconds.append(elapsed) } else { result.otherTickNanoseconds &+= elapsed }
             }
             result.games += 1
             result.largestChains.append(largest)
@@ -71,16 +82,38 @@ public enum BotBench {
         public var games: Int { first + second + undecided }
     }
 
-    /// Plays one game per seed between `first` and `second` (speed 0, 4 colours by default).
+    /// Plays one game per seed between `first` and `second` (speed 0, 4 colours by default), each
+    /// at its own pace, or `first` at the pace of `firstPace` when given.
     public static func versus(_ first: BotLevel, _ second: BotLevel, seeds: [UInt64], colors: Int = 4,
-                              gameTicksMax: Int = 36_000) -> VersusResult {
+                              gameTicksMax: Int = 36_000, firstPace: BotLevel? = nil) -> VersusResult {
         var result = VersusResult()
         for seed in seeds {
             let firstSeat = Int(seed % 2)
-            var seats: [LocalMatch.Seat] = [.bot(second), .bot(second)]
-            seats[firstSeat] = .bot(first)
-            var match = LocalMatch(options: .init(seed: seed, colors: colors, speed: 0, gameTicksMax: gameTicksMax, gamesMax: 1), seats: seats)
-            switch match.run() {
+            let options = LocalMatch.Options(seed: seed, colors: colors, speed: 0, gameTicksMax: gameTicksMax, gamesMax: 1)
+            let winner: Int?
+            if let firstPace {
+                // Both seats are driven from here, so one of them can move at another level's pace;
+                // each bot sees what a seat's bot sees (its grid, the next pair, queued garbage).
+                var players = [BotPlayer(level: second, seed: SplitMix64.mix(seed)), BotPlayer(level: second, seed: SplitMix64.mix(seed &+ 1))]
+                players[firstSeat] = BotPlayer(level: first, pace: firstPace, seed: SplitMix64.mix(seed &+ UInt64(firstSeat)))
+                var match = LocalMatch(options: options, seats: [.external, .external])
+                while !match.isOver {
+                    for seat in 0..<2 {
+                        let context = BotContext(incomingGarbage: match.incomingGarbage[seat] + match.acceptedGarbage[seat])
+                        if let move = players[seat].tick(grid: match.grids[seat], preview: [match.nextPair(seat: seat)], context: context) {
+                            match.enqueue(move, seat: seat)
+                        }
+                    }
+                    match.tick()
+                }
+                winner = match.matchWinner
+            } else {
+                var seats: [LocalMatch.Seat] = [.bot(second), .bot(second)]
+                seats[firstSeat] = .bot(first)
+                var match = LocalMatch(options: options, seats: seats)
+                winner = match.run()
+            }
+            switch winner {
             case firstSeat?: result.first += 1
             case nil: result.undecided += 1
             default: result.second += 1

@@ -10,6 +10,29 @@ struct BotEvaluation {
 
     /// Eggs a virtual drop may use: 1 (easy), 2 or 3 (insane).
     let eggsMax: Int
+    let weights: Weights
+
+    /// The weights of the shape terms and of firing, the same at every level.
+    struct Weights {
+        var contact = 30
+        var rough = 15
+        var dangerFrom = 10
+        var dangerWeight = 900
+        var crowdFrom = 54
+        var crowdWeight = 60
+        var eggPenalty = 40
+        var spawnFire = 10
+        var waste = 250
+        var fireScale = 3
+        var fireBonus = 1_000
+        /// Tenths of a later pair's chain counted now.
+        var discount = 9
+    }
+
+    init(eggsMax: Int, weights: Weights = Weights()) {
+        self.eggsMax = eggsMax
+        self.weights = weights
+    }
 
     /// The value of a chain of `chain` steps, realised or within reach.
     @inline(__always)
@@ -50,13 +73,13 @@ struct BotEvaluation {
     /// The score of a settled board (higher is better).
     func score(_ board: Board) -> Int {
         let potential = self.potential(board)
-        var value = Self.chainValue(potential.chain) &- (potential.eggs > 1 ? potential.chain &* 40 : 0)
-        value &+= Self.shape(board)
+        var value = Self.chainValue(potential.chain) &- (potential.eggs > 1 ? potential.chain &* weights.eggPenalty : 0)
+        value &+= shape(board)
         return value
     }
 
     /// Same-colour contacts, surface smoothness and the height of the spawn columns.
-    static func shape(_ board: Board) -> Int {
+    func shape(_ board: Board) -> Int {
         var contacts = 0
         for code in UInt8(1)...6 {
             let plane = BotSimulator.plane(board, code: code)
@@ -75,8 +98,9 @@ struct BotEvaluation {
         }
         // The spawn columns stay low: a pair must be able to travel along the top row.
         let spawn = max(BotSimulator.height(board, column: Board.spawnColumns.0), BotSimulator.height(board, column: Board.spawnColumns.1))
-        let danger = spawn >= 10 ? (spawn &- 9) &* (spawn &- 9) &* 900 : 0
-        let crowding = heights > 54 ? (heights &- 54) &* 60 : 0
-        return contacts &* 30 &- roughness &* 15 &- danger &- crowding
+        let over = spawn &- weights.dangerFrom &+ 1
+        let danger = over > 0 ? over &* over &* weights.dangerWeight : 0
+        let crowding = heights > weights.crowdFrom ? (heights &- weights.crowdFrom) &* weights.crowdWeight : 0
+        return contacts &* weights.contact &- roughness &* weights.rough &- danger &- crowding
     }
 }

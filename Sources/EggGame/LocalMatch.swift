@@ -184,7 +184,8 @@ public struct LocalMatch: Sendable {
     private mutating func movesThisTick(_ seat: Int) -> [Move] {
         if var bot = bots[seat] {
             let preview = (0..<options.rules.nextPairsShown).map { sequence.pair(at: grids[seat].pairsSpawned + $0) }
-            let move = bot.tick(grid: grids[seat], preview: preview, context: BotContext(incomingGarbage: incomingGarbage[seat]))
+            let move = bot.tick(grid: grids[seat], preview: preview,
+                                context: BotContext(incomingGarbage: incomingGarbage[seat] + acceptedGarbage[seat]))
             bots[seat] = bot
             return move.map { [$0] } ?? []
         }

@@ -16,7 +16,8 @@ extension EggsCommand {
                 tops out or has placed --pairs pairs; prints per level the mean and max largest chain per game, \
                 the pairs per second of game time and the time per decision (mean and p99, CPU time of one thread). \
                 Versus: --matches games (seeds 0..<--matches, seats alternating) of each level against the \
-                next, each at its own pace; prints the stronger level's wins. Rules: sfe.
+                next, each at its own pace, and insane's decisions at hard's pace against hard; prints the stronger \
+                level's wins. Rules: sfe.
                 """
         )
 
@@ -78,6 +79,13 @@ extension EggsCommand {
                     let result = BotBench.versus(stronger, weaker, seeds: (0..<UInt64(matches)).map { $0 }, colors: colors)
                     let rate = result.games == 0 ? 0 : Double(result.first) * 100 / Double(result.games)
                     print("\(stronger.rawValue) beats \(weaker.rawValue): \(result.first) of \(result.games) (\(format2(rate)) %), "
+                          + "lost \(result.second), undecided \(result.undecided)")
+                }
+                if let hard = levels.firstIndex(of: .hard), let insane = levels.firstIndex(of: .insane), hard < insane {
+                    // Skill alone: insane's decisions at hard's pace.
+                    let result = BotBench.versus(.insane, .hard, seeds: (0..<UInt64(matches)).map { $0 }, colors: colors, firstPace: .hard)
+                    let rate = result.games == 0 ? 0 : Double(result.first) * 100 / Double(result.games)
+                    print("insane at hard's pace beats hard: \(result.first) of \(result.games) (\(format2(rate)) %), "
                           + "lost \(result.second), undecided \(result.undecided)")
                 }
             }

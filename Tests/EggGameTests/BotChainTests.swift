@@ -1,5 +1,15 @@
 import Testing
 @testable import EggGame
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// CPU time of the calling thread in nanoseconds (what bot-eval reads).
+private func threadNanoseconds() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+}
 
 /// A board holding a 2-chain that one red egg in column 2 fires (and a 1-chain from a blue egg in
 /// column 1).
@@ -92,4 +102,58 @@ struct BotChainTests {
         let again = BotBench.solo(level: .hard, seeds: [0, 1, 2], pairsMax: 70, clock: { 0 })
         #expect(again.largestChains == result.largestChains)
     }
+
+    @Test("the bench times the ticks in which the bot decides: one per pair, far dearer than the others for a searching level")
+    func decisionTimeIsMeasured() {
+        let result = BotBench.solo(level: .insane, seeds: [1], pairsMax: 8, clock: threadNanoseconds)
+        #expect(result.decisionNanoseconds.count == result.pairsPlaced + 1, "\(result.decisionNanoseconds.count) decisions, \(result.pairsPlaced) pairs")
+        // A decision searches hundreds of placements; a tick without one moves a pair a cell.
+        #expect(result.meanDecisionMicroseconds > 20 * result.meanOtherTickMicroseconds,
+                "decisions \(result.meanDecisionMicroseconds) µs, other ticks \(result.meanOtherTickMicroseconds) µs")
+    }
+
+    @Test("a bot can decide as one level and move at another's pace")
+    func paceOfAnotherLevel() {
+        func play(pace: BotLevel) -> (board: Board, ticks: Int, pairs: Int) {
+            var match = LocalMatch(options: .init(seed: 2, speed: 0), seats: [.external])
+            var player = BotPlayer(level: .insane, pace: pace, seed: 2)
+            while !match.isOver && match.grids[0].pairsSpawned <= 10 {
+                if let move = player.tick(grid: match.grids[0], preview: [match.nextPair(seat: 0)], context: BotContext()) {
+                    match.enqueue(move, seat: 0)
+                }
+                match.tick()
+            }
+            return (match.grids[0].board, match.gameTicks, match.grids[0].pairsSpawned)
+        }
+        let own = play(pace: .insane), slower = play(pace: .hard)
+        #expect(own.pairs == 11 && slower.pairs == 11)
+        // The same decisions (the same board), each pair held longer by hard's pace.
+        #expect(own.board == slower.board)
+        let held = 10 * (BotLevel.hard.ticksPerPair - BotLevel.insane.ticksPerPair)
+        #expect(slower.ticks >= own.ticks + held / 2, "\(slower.ticks) ticks at hard's pace, \(own.ticks) at insane's")
+    }
+
+    @Test("garbage arriving while the pair is live makes the bot think again, once per new garbage")
+    func garbageMidPairReplans() {
+        var grid = PlayerGrid()
+        grid.apply(.spawn(EggPair(pivot: .red, child: .blue)))
+        var player = BotPlayer(level: .hard, seed: 1)
+        let preview = [EggPair(pivot: .green, child: .green)]
+        _ = player.tick(grid: grid, preview: preview, context: BotContext())
+        _ = player.tick(grid: grid, preview: preview, context: BotContext())
+        #expect(player.bot.decisions == 1)
+        _ = player.tick(grid: grid, preview: preview, context: BotContext(incomingGarbage: 12))
+        #expect(player.bot.decisions == 2)
+        _ = player.tick(grid: grid, preview: preview, context: BotContext(incomingGarbage: 12))
+        #expect(player.bot.decisions == 2)
+        // The pace still counts from the spawn (four ticks so far): the hard drop comes on hard's
+        // ticks per pair, not that many after the new plan.
+        var ticks = 4, dropped = false
+        while !dropped && ticks < 200 {
+            ticks += 1
+            dropped = player.tick(grid: grid, preview: preview, context: BotContext(incomingGarbage: 12)) == .hardDrop
+        }
+        #expect(dropped && ticks == BotLevel.hard.ticksPerPair, "dropped after \(ticks) ticks")
+    }
 }
+
