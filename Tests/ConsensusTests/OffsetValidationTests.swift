@@ -165,6 +165,27 @@ struct OffsetCodecHostileTests {
     }
 }
 
+@Suite("offset:N items in a message log")
+struct OffsetLogTests {
+    @Test("replaying a log whose inputs line holds an offset out of its limits is an error naming that line; a well-formed offset in an sfe match is ignored and the replay still verifies")
+    func badOffsetInALog() throws {
+        let (_, _, lines) = recordedMatch(seed: 12)
+        let index = try #require(lines.indices.dropFirst(20).first { lines[$0].contains(#""type":"inputs""#) && lines[$0].contains(#""spawn""#) })
+        for bad in ["offset:0", "offset:-1", "offset:+1", "offset:\(MatchMessage.garbageOffsetMax + 1)", "offset:\(UInt32.max)",
+                    "offset:\(Int.max)", "offset:99999999999999999999999"] {
+            var edited = lines
+            edited[index] = lines[index].replacingOccurrences(of: #""spawn""#, with: "\"\(bad)\"")
+            let error = #expect(throws: ReplayError.self, "\(bad)") { _ = try Replay.verify(MessageLog.sealed(edited)) }
+            #expect(error?.line == index + 1, "\(bad): \(String(describing: error))")
+        }
+        var extra = lines
+        extra[index] = lines[index].replacingOccurrences(of: #""spawn""#, with: #""spawn","offset:1""#)
+        let report = try Replay.verify(MessageLog.sealed(extra))
+        #expect(report.ok, "\(report.json)")
+        #expect(report.checkpoints > 10)
+    }
+}
+
 @Suite("the rule set nibble of the settings' speed byte")
 struct RuleSetNibbleTests {
     @Test("every rule set index no rule set has is rejected by the codec, and a peer drops and counts it")
