@@ -335,6 +335,18 @@ extension MatchPeer {
         return EggPair(value: value, colors: m.settings.colors)
     }
 
+    /// The decided pairs after the live one, as many as the rule set shows (`sfe` 1, `tsu` 2),
+    /// up to the first not decided yet.
+    public var ownerNextPairs: [EggPair] {
+        guard let o = owner, let m = match, let r = rounds[o.game] else { return [] }
+        var pairs: [EggPair] = []
+        for round in o.grid.pairsSpawned..<o.grid.pairsSpawned + m.settings.ruleSet.nextPairsShown {
+            guard let value = r.value(round) else { break }
+            pairs.append(EggPair(value: value, colors: m.settings.colors))
+        }
+        return pairs
+    }
+
     /// Advances the local player's grid one logic tick (60 Hz): gravity, then landing, checkpoint
     /// and the next spawn when the pair has settled. Sends the tick's inputs as one message.
     public mutating func tick(now: NetTime, softDrop: Bool = false) {
