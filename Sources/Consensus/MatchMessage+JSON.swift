@@ -68,15 +68,23 @@ extension MatchMessage {
         if text == "spawn" { return .spawn }
         if let move = Move.allCases.first(where: { $0.jsonName == text }) { return .move(move) }
         if text.hasPrefix("offset:") {
-            guard let n = Int(text.dropFirst(7)), (1...garbageOffsetMax).contains(n) else { return nil }
+            guard let n = decimal(text.dropFirst(7)), (1...garbageOffsetMax).contains(n) else { return nil }
             return .offsetGarbage(n)
         }
         if text.hasPrefix("ticks:") {
-            guard let n = Int(text.dropFirst(6)), (1...ticksPerItemMax).contains(n) else { return nil }
+            guard let n = decimal(text.dropFirst(6)), (1...ticksPerItemMax).contains(n) else { return nil }
             return .ticks(n)
         }
-        guard text.hasPrefix("garbage:"), let n = Int(text.dropFirst(8)), (0...garbageLandMax).contains(n) else { return nil }
+        guard text.hasPrefix("garbage:"), let n = decimal(text.dropFirst(8)), (0...garbageLandMax).contains(n) else { return nil }
         return .landGarbage(n)
+    }
+
+    /// A count as ``jsonName(_:)`` writes it: decimal digits only, no sign, no leading zero, at
+    /// most 18 digits (so it never overflows); nil otherwise.
+    static func decimal(_ text: Substring) -> Int? {
+        guard let first = text.first, (1...18).contains(text.count), text.allSatisfy({ ("0"..."9").contains($0) }),
+              first != "0" || text.count == 1 else { return nil }
+        return Int(text)
     }
 
     private static func json(_ s: Snapshot) -> JSONValue {

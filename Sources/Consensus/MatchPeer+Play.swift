@@ -193,19 +193,7 @@ extension MatchPeer {
                 mirror.garbageLanded += count
                 if !mirror.grid.apply(.landGarbage(count)).isAccepted { stats.ignoredMessages += 1 }
             case .input(.offsetGarbage(let count)):
-                guard mirror.garbageLanded + count <= mirror.garbageReceived else {
-                    stats.garbageOverdrawStalls += 1
-                    return applied
-                }
-                // Only a rule set that offsets, only with no pair live, and never more than the
-                // chain garbage still pending: anything else is ignored (and counted).
-                if match!.settings.ruleSet.offsetting && mirror.grid.state == .awaitingSpawn
-                    && count <= mirror.grid.garbagePending - mirror.garbageOffset {
-                    mirror.garbageLanded += count
-                    mirror.garbageOffset += count
-                } else {
-                    stats.ignoredMessages += 1
-                }
+                if receiveOffset(count, mirror: &mirror, ruleSet: match!.settings.ruleSet) == .stalled { return applied }
             case .checkpoint(let pairs, let hash):
                 verify(mirror.grid, player: player, game: game, pairs: pairs, hash: hash)
             case .clock(let tick):
@@ -216,6 +204,30 @@ extension MatchPeer {
             applied = true
         }
         return applied
+    }
+
+    /// What a mirror did with an offset item.
+    enum OffsetOutcome: Equatable { case applied, ignored, stalled }
+
+    /// Checks an `offset:N` item of a player's stream against its mirror and applies it: only in
+    /// a rule set that offsets, only with no pair live, with `count` in
+    /// 1...``MatchMessage/garbageOffsetMax`` and never more than the chain garbage still pending;
+    /// anything else is ignored (counted in `ignoredMessages`, the grid untouched). A valid offset
+    /// larger than the garbage credited to the player and not yet landed waits for the credit
+    /// (counted in `garbageOverdrawStalls`), as a landing does.
+    mutating func receiveOffset(_ count: Int, mirror: inout PlayerMirror, ruleSet: RuleSet) -> OffsetOutcome {
+        guard ruleSet.offsetting, mirror.grid.state == .awaitingSpawn, (1...MatchMessage.garbageOffsetMax).contains(count),
+              count <= mirror.grid.garbagePending - mirror.garbageOffset else {
+            stats.ignoredMessages += 1
+            return .ignored
+        }
+        guard count <= mirror.garbageReceived - mirror.garbageLanded else {
+            stats.garbageOverdrawStalls += 1
+            return .stalled
+        }
+        mirror.garbageLanded += count
+        mirror.garbageOffset += count
+        return .applied
     }
 
     /// Credits `garbage` sent by `sender` to every other player of the game.
@@ -321,6 +333,18 @@ extension MatchPeer {
     public var ownerNextPair: EggPair? {
         guard let o = owner, let m = match, let value = rounds[o.game]?.value(o.grid.pairsSpawned) else { return nil }
         return EggPair(value: value, colors: m.settings.colors)
+    }
+
+    /// The decided pairs after the live one, as many as the rule set shows (`sfe` 1, `tsu` 2),
+    /// up to the first not decided yet.
+    public var ownerNextPairs: [EggPair] {
+        guard let o = owner, let m = match, let r = rounds[o.game] else { return [] }
+        var pairs: [EggPair] = []
+        for round in o.grid.pairsSpawned..<o.grid.pairsSpawned + m.settings.ruleSet.nextPairsShown {
+            guard let value = r.value(round) else { break }
+            pairs.append(EggPair(value: value, colors: m.settings.colors))
+        }
+        return pairs
     }
 
     /// Advances the local player's grid one logic tick (60 Hz): gravity, then landing, checkpoint

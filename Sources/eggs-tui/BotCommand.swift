@@ -86,7 +86,7 @@ final class BotPeer {
             match.tick(now: now)
             countLock(match)
             guard playing, let grid = match.owner?.grid, grid.state == .live, match.owner?.isOut == false else { return nil }
-            let preview = match.ownerNextPair.map { [$0] } ?? []
+            let preview = match.ownerNextPairs
             let mirrors = match.match?.mirrors ?? [:]
             let queued = mirrors[id].map { max(0, $0.garbageReceived - $0.garbageLanded) } ?? 0
             let move: Move?

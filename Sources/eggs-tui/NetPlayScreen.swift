@@ -436,9 +436,13 @@ final class NetPlayScreen: Screen {
                 frames.drew(isMe ? .owner : .mirror, board: "\(id.hex)/\(state.game)", grid: grid)
             }
             var next: [EggPair] = []
-            if isMe, let pair = match.ownerNextPair { next = [pair] }
-            else if let value = match.eggValue(game: state.game, round: grid.pairsSpawned) {
-                next = [EggPair(value: value, colors: state.settings.colors)]
+            if isMe { next = match.ownerNextPairs }
+            else {
+                // As many next pairs as the rule set shows (sfe 1, tsu 2), up to the first undecided.
+                for round in grid.pairsSpawned..<grid.pairsSpawned + state.settings.ruleSet.nextPairsShown {
+                    guard let value = match.eggValue(game: state.game, round: round) else { break }
+                    next.append(EggPair(value: value, colors: state.settings.colors))
+                }
             }
             if let chain = grid.lastChain?.chain { lastChains[id] = chain }
             let desynced = desyncs.contains { $0.player == id && $0.game == state.game }

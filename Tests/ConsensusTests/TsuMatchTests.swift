@@ -84,3 +84,26 @@ struct TsuSimMatchTests {
         #expect(offsets > 0)
     }
 }
+
+@Suite("next pairs shown in the replicated match")
+struct TsuNextPairsTests {
+    @Test("the owner sees as many decided next pairs as its rule set shows: tsu 2, sfe 1", arguments: [RuleSet.tsu, .sfe])
+    func ownerNextPairs(rules: RuleSet) throws {
+        let h = VSHarness(seed: 5)
+        let ids = startRoom(h, count: 2, settings: MatchSettings(speed: 9, colors: 4, gamesPerMatch: 3, ruleSet: rules))
+        var ticks = 0
+        while (h.peers[ids[0]]!.owner?.grid.pairsSpawned ?? 0) < 3 && ticks < 10_000 {
+            h.tick(deliveries: 40)
+            ticks += 1
+        }
+        let peer = h.peers[ids[0]]!
+        let owner = try #require(peer.owner)
+        let game = try #require(peer.match?.game)
+        let expected = (0..<rules.nextPairsShown).map {
+            EggPair(value: peer.eggValue(game: game, round: owner.grid.pairsSpawned + $0)!, colors: 4)
+        }
+        #expect(peer.ownerNextPairs == expected)
+        #expect(peer.ownerNextPairs.count == rules.nextPairsShown)
+        #expect(peer.ownerNextPairs.first == peer.ownerNextPair)
+    }
+}
