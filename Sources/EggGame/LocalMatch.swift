@@ -131,6 +131,11 @@ public struct LocalMatch: Sendable {
         sequence.pair(at: grids[seat].pairsSpawned)
     }
 
+    /// The pairs the rule set shows after the live one (`sfe` one, `tsu` two).
+    public func nextPairs(seat: Int) -> [EggPair] {
+        (0..<options.rules.nextPairsShown).map { sequence.pair(at: grids[seat].pairsSpawned + $0) }
+    }
+
     /// Advances the match by one tick (1/60 s) and reports what happened.
     @discardableResult
     public mutating func tick() -> [Event] {
@@ -183,8 +188,7 @@ public struct LocalMatch: Sendable {
 
     private mutating func movesThisTick(_ seat: Int) -> [Move] {
         if var bot = bots[seat] {
-            let preview = (0..<options.rules.nextPairsShown).map { sequence.pair(at: grids[seat].pairsSpawned + $0) }
-            let move = bot.tick(grid: grids[seat], preview: preview,
+            let move = bot.tick(grid: grids[seat], preview: nextPairs(seat: seat),
                                 context: BotContext(incomingGarbage: incomingGarbage[seat] + acceptedGarbage[seat]))
             bots[seat] = bot
             return move.map { [$0] } ?? []

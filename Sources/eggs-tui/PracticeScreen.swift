@@ -159,7 +159,7 @@ final class PracticeScreen: Screen {
             PlayerPanel(
                 name: seat == 0 ? playerName : "bot (\(level.rawValue))",
                 grid: grids[seat],
-                next: finalGrids == nil ? [match.nextPair(seat: seat)] : [],
+                next: finalGrids == nil ? match.nextPairs(seat: seat) : [],
                 wins: match.wins[seat],
                 incomingGarbage: finalGrids == nil ? match.incomingGarbage[seat] + match.acceptedGarbage[seat] : 0,
                 chain: lastChains[seat],

@@ -461,3 +461,21 @@ struct TsuLocalMatchTests {
         #expect(m.lastGameGrids!.contains { $0.score > 0 })
     }
 }
+
+@Suite("next pairs shown in a local match")
+struct LocalNextPairsTests {
+    @Test("a local match shows the rule set's next pairs (sfe one, tsu two), the sequence's pairs after the live one")
+    func nextPairsFollowRuleSet() {
+        for (rules, shown) in [(RuleSet.sfe, 1), (RuleSet.tsu, 2)] {
+            var match = LocalMatch(options: LocalMatch.Options(seed: 11, rules: rules), seats: [.external, .external])
+            for _ in 0..<120 { match.tick() }
+            let spawned = match.grids[0].pairsSpawned
+            #expect(spawned >= 1, "\(rules.name): no pair spawned")
+            let next = match.nextPairs(seat: 0)
+            #expect(next.count == shown, "\(rules.name)")
+            #expect(next.first == match.nextPair(seat: 0))
+            let again = LocalMatch(options: LocalMatch.Options(seed: 11, rules: rules), seats: [.external, .external])
+            #expect(next == (0..<shown).map { again.sequence.pair(at: spawned + $0) }, "\(rules.name)")
+        }
+    }
+}
