@@ -46,8 +46,11 @@ final class LogFile: @unchecked Sendable {
 
     // The writer thread's own (and `init`'s, before the thread starts).
     private var file: FileDescriptor?
-    /// `nil` for a plain text file (a trace): lines are written as given.
+    /// `nil` for a plain text file (a trace): lines are written as given. The writer's own once
+    /// it runs (it changes as lines are sealed); other threads read ``sealed``.
     private var digest: LogDigest?
+    /// Whether lines are sealed (a message log, which ends with an end line).
+    private let sealed: Bool
 
     /// Logs whose writer may still hold lines: ``flushAll()`` empties them before the process exits.
     nonisolated(unsafe) private static var open: [ObjectIdentifier: LogFile] = [:]
@@ -62,6 +65,7 @@ final class LogFile: @unchecked Sendable {
         precondition(queueLimit > 0)
         self.path = path
         self.queueLimit = queueLimit
+        self.sealed = sealed
         digest = sealed ? LogDigest(passphrase: passphrase) : nil
         do {
             file = try FileDescriptor.open(path, .writeOnly, options: [.create, .truncate, .closeOnExec],
@@ -92,7 +96,12 @@ final class LogFile: @unchecked Sendable {
         condition.withLock {
             guard failureText == nil, !closing else { return }
             guard queue.count < queueLimit else {
+                // Stopped like a failed write: nothing queued is written, and no end line
+                // follows, so the file reads as cut off here.
                 failureText = "cannot write the log '\(path)': the writer fell \(queueLimit) lines behind"
+                linesHandled += queue.count
+                queue.removeAll()
+                condition.broadcast()
                 return
             }
             queue.append(item)
@@ -105,20 +114,24 @@ final class LogFile: @unchecked Sendable {
     /// write them and close the file (checked too).
     func finish(atMicroseconds: Int64) {
         condition.withLock {
-            guard !closing else { return }
-            if digest != nil { queue.append(.end(atMicroseconds: atMicroseconds)) }
-            closing = true
-            condition.broadcast()
+            if !closing {
+                // A log that stopped (a failed write, a writer fallen behind) gets no end line:
+                // it reads as cut off where it stopped.
+                if sealed && failureText == nil { queue.append(.end(atMicroseconds: atMicroseconds)) }
+                closing = true
+                condition.broadcast()
+            }
             while !finished { condition.wait() }
         }
         Self.openLock.withLock { _ = Self.open.removeValue(forKey: ObjectIdentifier(self)) }
     }
 
-    /// Waits until every line queued so far is written (or the log stopped).
+    /// Waits until the writer is done with every line queued so far (written, or dropped once
+    /// the log stopped), so no write is under way when it returns.
     func flush() {
         condition.withLock {
             let target = linesQueued
-            while linesHandled < target && failureText == nil && !finished { condition.wait() }
+            while linesHandled < target && !finished { condition.wait() }
         }
     }
 
@@ -160,21 +173,15 @@ final class LogFile: @unchecked Sendable {
                 batch.append(UInt8(ascii: "\n"))
                 count += 1
             }
-            if let file, !batch.isEmpty {
-                if let code = Self.writeAll(file, batch) {
-                    stop("cannot write the log '\(path)': \(Self.describe(code))")
-                } else {
-                    condition.withLock {
-                        linesWritten += count
-                        linesHandled += count + skipped
-                        condition.broadcast()
-                    }
-                }
-            } else {
-                condition.withLock {
-                    linesHandled += count + skipped
-                    condition.broadcast()
-                }
+            var failure: String?
+            if let file, !batch.isEmpty, let code = Self.writeAll(file, batch) {
+                failure = "cannot write the log '\(path)': \(Self.describe(code))"
+            }
+            if let failure { stop(failure) }
+            condition.withLock {
+                if failure == nil && file != nil { linesWritten += count }
+                linesHandled += count + skipped
+                condition.broadcast()
             }
             if ending {
                 let stillQueued = condition.withLock { !queue.isEmpty }
@@ -224,6 +231,7 @@ final class LogFile: @unchecked Sendable {
         file = nil
         condition.withLock {
             if failureText == nil { failureText = message }
+            linesHandled += queue.count
             queue.removeAll()
             condition.broadcast()
         }

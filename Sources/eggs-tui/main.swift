@@ -19,6 +19,7 @@ do {
     LogFile.flushAll()
     exit(exitCode.rawValue)
 } catch {
+    LogFile.flushAll()
     if EggsCommand.exitCode(for: error) == .success {
         print(EggsCommand.fullMessage(for: error))  // --help, --version
         exit(0)

@@ -44,8 +44,8 @@ struct LogWriterTests {
         let reader = open(fifo, O_RDONLY | O_NONBLOCK)
         try #require(reader >= 0)
         defer { close(reader) }
-        let log = try LogFile(path: fifo, queueLimit: 32)
-        let line = String(repeating: "x", count: 1_024)
+        let log = try LogFile(path: fifo, sealed: true, queueLimit: 32)
+        let line = #"{"x":""# + String(repeating: "x", count: 1_024) + #""}"#
         let start = ContinuousClock.now
         for _ in 0..<1_000 { log.write(line) }
         let took = ContinuousClock.now - start
@@ -56,10 +56,12 @@ struct LogWriterTests {
         // reader is closed.
         let stopDraining = Atomic<Bool>(false)
         let drained = DispatchSemaphore(value: 0)
+        let received = Mutex<[UInt8]>([])
         let draining = Thread {
             var buffer = [UInt8](repeating: 0, count: 65_536)
             while !stopDraining.load(ordering: .acquiring) {
-                if read(reader, &buffer, buffer.count) <= 0 { usleep(2_000) }
+                let count = read(reader, &buffer, buffer.count)
+                if count > 0 { received.withLock { $0 += buffer[0..<count] } } else { usleep(2_000) }
             }
             drained.signal()
         }
@@ -67,6 +69,10 @@ struct LogWriterTests {
         log.finish(atMicroseconds: 1)
         stopDraining.store(true, ordering: .releasing)
         drained.wait()
+        // A log that stopped ends without its end line: it reads as cut off, never as whole.
+        let text = received.withLock { String(decoding: $0, as: UTF8.self) }
+        #expect(!text.contains(#""end":"#), "a stopped log was given an end line")
+        #expect(text.split(separator: "\n").count < 1_000, "lines queued past the bound were written")
         #expect(log.failure == failure, "the first failure is kept")
     }
 }
