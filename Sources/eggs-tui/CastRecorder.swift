@@ -327,17 +327,8 @@ struct CastWriter {
     mutating func finish() throws { try flush() }
 
     private mutating func flush() throws {
-        var rest = buffer[...]
-        while !rest.isEmpty {
-            // swift-system retries EINTR; a write of nothing is EIO, never an endless retry.
-            let written: Int
-            do {
-                written = try rest.withUnsafeBytes { try file.write($0) }
-            } catch {
-                throw CommandFailure.detected("cannot write '\(path)': \(LogFile.describe(error as? Errno ?? .ioError))")
-            }
-            guard written > 0 else { throw CommandFailure.detected("cannot write '\(path)': \(LogFile.describe(.ioError))") }
-            rest = rest.dropFirst(written)
+        if let code = FileHandleOutput.writeAll(file, buffer[...]) {
+            throw CommandFailure.detected("cannot write '\(path)': \(LogFile.describe(code))")
         }
         bytesWritten += buffer.count
         buffer.removeAll(keepingCapacity: true)

@@ -174,7 +174,7 @@ final class LogFile: @unchecked Sendable {
                 count += 1
             }
             var failure: String?
-            if let file, !batch.isEmpty, let code = Self.writeAll(file, batch) {
+            if let file, !batch.isEmpty, let code = FileHandleOutput.writeAll(file, batch[...]) {
                 failure = "cannot write the log '\(path)': \(Self.describe(code))"
             }
             if let failure { stop(failure) }
@@ -207,23 +207,6 @@ final class LogFile: @unchecked Sendable {
 
     /// `linesWritten` read by the writer thread, the only one that changes it.
     private var linesWrittenUnlocked: Int { linesWritten }
-
-    /// Writes every byte, retrying short writes (swift-system retries EINTR); a write of
-    /// nothing is EIO, never an endless retry.
-    private static func writeAll(_ file: FileDescriptor, _ bytes: [UInt8]) -> Errno? {
-        var rest = bytes[...]
-        while !rest.isEmpty {
-            let written: Int
-            do {
-                written = try rest.withUnsafeBytes { try file.write($0) }
-            } catch {
-                return error as? Errno ?? .ioError
-            }
-            if written == 0 { return .ioError }
-            rest = rest.dropFirst(written)
-        }
-        return nil
-    }
 
     /// The first failed write stops the log: nothing more is written.
     private func stop(_ message: String) {

@@ -15,17 +15,23 @@ enum FileHandleOutput {
     ///   (ENOSPC, EIO, EPIPE, ...).
     @discardableResult
     static func writeAll(_ fd: Int32, _ text: String) -> Int32? {
-        let file = FileDescriptor(rawValue: fd)
-        var bytes = Array(text.utf8)[...]
-        while !bytes.isEmpty {
+        writeAll(FileDescriptor(rawValue: fd), Array(text.utf8)[...])?.rawValue
+    }
+
+    /// Writes every byte of `bytes` to `file` (the one loop every writer here uses).
+    /// - Returns: `nil` when every byte was written, else the error of the failed write.
+    static func writeAll(_ file: FileDescriptor, _ bytes: ArraySlice<UInt8>) -> Errno? {
+        var rest = bytes
+        while !rest.isEmpty {
             let written: Int
             do {
-                written = try bytes.withUnsafeBytes { try file.write($0) }
+                // swift-system retries EINTR.
+                written = try rest.withUnsafeBytes { try file.write($0) }
             } catch {
-                return (error as? Errno)?.rawValue ?? EIO
+                return error as? Errno ?? .ioError
             }
-            if written == 0 { return EIO }
-            bytes = bytes.dropFirst(written)
+            if written == 0 { return .ioError }
+            rest = rest.dropFirst(written)
         }
         return nil
     }
@@ -90,7 +96,7 @@ enum WholeFile {
         /// strerror's text for `cannotOpen` ("No such file or directory").
         var reason: String {
             switch self {
-            case .cannotOpen(let code): String(cString: strerror(code.rawValue))
+            case .cannotOpen(let code): LogFile.describe(code)
             case .unreadableOrTooLarge: "cannot read it, or it is too large"
             }
         }
