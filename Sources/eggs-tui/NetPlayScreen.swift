@@ -433,7 +433,8 @@ final class NetPlayScreen: Screen {
             let mirror = state.mirrors[id]
             let grid = isMe ? match.owner!.grid : (mirror.map { remoteGrid(id, game: state.game, mirror: $0) } ?? PlayerGrid())
             if state.mirrored, let frames = ChainFrames.shared {
-                frames.drew(isMe ? .owner : .mirror, board: "\(id.hex)/\(state.game)", grid: grid)
+                let carriedOn = !isMe && (remoteBoards[id].map { $0.game == state.game && $0.inputs == mirror?.inputsApplied && $0.ahead > 0 } ?? false)
+                frames.drew(isMe ? .owner : .mirror, board: "\(id.hex)/\(state.game)", grid: grid, carriedOn: carriedOn)
             }
             var next: [EggPair] = []
             if isMe { next = match.ownerNextPairs }
