@@ -130,8 +130,15 @@ final class Terminal {
         if attrs != 0 { wattron(eggs_stdscr(), Int32(bitPattern: attrs)) }
         let room = columns - x
         let shown = unicode ? text : Terminal.ascii(text)
-        let clipped = String(shown.prefix(room))
-        mvwaddstr(eggs_stdscr(), Int32(y), Int32(x), clipped)
+        // Clipped by characters; a text of no more bytes than the room has no more characters.
+        let clipped = shown.utf8.count <= room ? shown : String(shown.prefix(room))
+        // Handed to curses as wide characters: its multibyte path converts byte by byte
+        // (mbrtowc for each), which was most of a spectator's drawing time.
+        var wide: [wchar_t] = []
+        wide.reserveCapacity(clipped.utf8.count + 1)
+        for scalar in clipped.unicodeScalars { wide.append(wchar_t(bitPattern: scalar.value)) }
+        wide.append(0)
+        mvwaddnwstr(eggs_stdscr(), Int32(y), Int32(x), wide, Int32(wide.count - 1))
         if attrs != 0 { wattroff(eggs_stdscr(), Int32(bitPattern: attrs)) }
     }
 
