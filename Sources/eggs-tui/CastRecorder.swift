@@ -288,7 +288,7 @@ struct CastWriter {
             file = try FileDescriptor.open(path, .writeOnly, options: [.create, .truncate, .closeOnExec],
                                            permissions: [.ownerReadWrite, .groupRead, .otherRead])
         } catch {
-            throw CommandFailure.badInput("cannot write '\(path)': \(LogFile.describe(error as? Errno ?? .ioError))")
+            throw CommandFailure.badInput("cannot write '\(path)': \(LogFile.describe(Errno(thrown: error)))")
         }
         self.path = path
         self.bytesMax = bytesMax

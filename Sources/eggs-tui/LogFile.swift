@@ -192,7 +192,7 @@ final class LogFile: @unchecked Sendable {
                         try file.close()
                     } catch {
                         condition.withLock {
-                            if failureText == nil { failureText = "cannot write the log '\(path)': \(Self.describe(error as? Errno ?? .ioError))" }
+                            if failureText == nil { failureText = "cannot write the log '\(path)': \(Self.describe(Errno(thrown: error)))" }
                         }
                     }
                 }

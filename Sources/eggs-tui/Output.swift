@@ -28,7 +28,7 @@ enum FileHandleOutput {
                 // swift-system retries EINTR.
                 written = try rest.withUnsafeBytes { try file.write($0) }
             } catch {
-                return error as? Errno ?? .ioError
+                return Errno(thrown: error)
             }
             if written == 0 { return .ioError }
             rest = rest.dropFirst(written)
@@ -51,7 +51,7 @@ enum FileHandleOutput {
             file = try FileDescriptor.open(temporary, .writeOnly, options: [.create, .truncate, .closeOnExec],
                                            permissions: [.ownerReadWrite, .groupRead, .otherRead])
         } catch {
-            throw failed((error as? Errno)?.rawValue ?? EIO)
+            throw failed(Errno(thrown: error).rawValue)
         }
         if let code = writeAll(file.rawValue, text) {
             try? file.close()
@@ -65,7 +65,7 @@ enum FileHandleOutput {
         do {
             try file.close()
         } catch {
-            throw failed((error as? Errno)?.rawValue ?? EIO)
+            throw failed(Errno(thrown: error).rawValue)
         }
         guard rename(temporary, path) == 0 else { throw failed(errno) }
     }
@@ -108,7 +108,7 @@ enum WholeFile {
         do {
             file = try FileDescriptor.open(path, .readOnly, options: [.closeOnExec])
         } catch {
-            return .failure(.cannotOpen(error as? Errno ?? .ioError))
+            return .failure(.cannotOpen(Errno(thrown: error)))
         }
         defer { try? file.close() }
         guard let bytes = FileHandleOutput.readAll(file.rawValue, limit: limit) else { return .failure(.unreadableOrTooLarge) }
@@ -149,4 +149,9 @@ enum StopSignals {
             sigaction(sig, &action, nil)
         }
     }
+}
+
+extension Errno {
+    /// The error a swift-system call threw, as its `Errno` (any other error reads as EIO).
+    init(thrown error: any Error) { self = error as? Errno ?? .ioError }
 }

@@ -71,7 +71,7 @@ extension EggsCommand {
             do {
                 return try FileDescriptor.open(log, .readOnly, options: [.closeOnExec])
             } catch {
-                throw CommandFailure.badInput("cannot open '\(log)': \(LogFile.describe(error as? Errno ?? .ioError))")
+                throw CommandFailure.badInput("cannot open '\(log)': \(LogFile.describe(Errno(thrown: error)))")
             }
         }
 
@@ -88,7 +88,7 @@ extension EggsCommand {
                     do {
                         count = try buffer.withUnsafeMutableBytes { try file.read(into: $0) }
                     } catch {
-                        throw CommandFailure.badInput("cannot read '\(log)': \(LogFile.describe(error as? Errno ?? .ioError))")
+                        throw CommandFailure.badInput("cannot read '\(log)': \(LogFile.describe(Errno(thrown: error)))")
                     }
                     if count == 0 { break }
                     try replay.receive(Array(buffer[0..<count]))
