@@ -66,7 +66,7 @@ extension EggsCommand {
                 Keys: arrows or h/j/k/l move (down drops faster), z/x or up rotate, space hard drops, \
                 p pauses a practice match, q leaves (asks first during a match). \
                 In the lobby: r or enter marks you ready (again: not ready), s changes the speed, c the colours, g the games \
-                per match of the room's settings (for everyone; it clears every ready mark), b starts a practice match \
+                per match, h the starting height (sfe) of the room's settings (for everyone; it clears every ready mark), b starts a practice match \
                 against a local bot and l picks its level, n starts the match now with the ready players (allowed 30 s \
                 after the first ready once two players are ready; shown when allowed), q quits. The match starts 3 s \
                 after every player is ready. \
