@@ -287,9 +287,12 @@ struct GameScreenTests {
         // The settings its flags offer (best of 1) become the room's as soon as it has the room.
         let screen = try #require(session.waitFor("best of 1"), "the lobby does not show the offered settings: \(session.screen())")
         let text = Self.joined(screen)
-        for phrase in ["(l: level)", "best of 1", "r: ready", "b: practice", "narrow (you)", "rtt/loss"] {
+        for phrase in ["(l: level)", "best of 1", "r: ready", "b: practice", "narrow (you)", "rtt/loss", "rules sfe  starting height 0", "h: height"] {
             #expect(text.contains(phrase), "the lobby lacks '\(phrase)': \(screen)")
         }
+        // h changes the room's starting height.
+        session.send("h")
+        #expect(session.waitFor("rules sfe  starting height 1") != nil, "h did not change the height: \(session.screen())")
         session.send("q")
         #expect(session.waitFor("EXIT=0") != nil)
     }
