@@ -67,4 +67,34 @@ struct TsuBotTests {
         #expect((0..<6).allSatisfy { over.height(column: $0) == 13 })
         #expect(over.notationRows.prefix(2) == ["......", "......"])
     }
+
+    @Test("a bot thinking again mid-pair (garbage queued) plans by the grid's rule set: tsu's moves to tsu's best placement")
+    func replanByGridRules() throws {
+        // A board with some shape, so placements differ in value.
+        var grid = PlayerGrid(board: tsuBoard(Array(repeating: "......", count: 9) + ["Y....G", "YB..GG", "RBB.YP", "RRPYYP"]),
+                              rules: .tsu, garbageSeed: 1)
+        #expect(grid.apply(.spawn(EggPair(pivot: .red, child: .blue))) == .spawned(garbageSent: 0))
+        let live = try #require(grid.livePair)
+        let preview = [EggPair(pivot: .green, child: .yellow), EggPair(pivot: .purple, child: .purple)]
+        var player = BotPlayer(level: .insane, seed: 5)
+        var twin = Bot(level: .insane, seed: 5)
+        // The first decision (no garbage): the twin draws the same noise.
+        _ = player.tick(grid: grid, preview: preview, context: BotContext())
+        _ = twin.plan(grid: grid, preview: preview, context: BotContext())
+        // Garbage queued: the player thinks again from where the pair is (it has not moved here).
+        let context = BotContext(incomingGarbage: 12)
+        let chosen = twin.choosePlacement(board: grid.board, current: live.pair, preview: preview, context: context, rules: .tsu)
+        let target = try #require(chosen)
+        let expected = try #require(Bot.moves(to: target, from: live, on: grid.board, rules: .tsu))
+        var moves: [Move] = []
+        for _ in 0..<600 {
+            guard let move = player.tick(grid: grid, preview: preview, context: context) else { continue }
+            moves.append(move)
+            if move == .hardDrop { break }
+        }
+        #expect(moves == expected)
+        // Played on the grid, the moves are accepted and bring the pair to the target.
+        for move in moves.dropLast() { #expect(grid.apply(.move(move)) == .moved, "\(move)") }
+        #expect(grid.livePair?.column == target.column && grid.livePair?.orientation == target.orientation)
+    }
 }
