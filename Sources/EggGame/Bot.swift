@@ -301,7 +301,7 @@ public struct Bot: Sendable {
     /// enough, garbage threatens, the board is crowded), a loss when it only wastes eggs.
     private func fireScore(_ outcome: BotSimulator.Outcome, before: Board, context: BotContext) -> Int {
         let chain = outcome.chain
-        let spawnHeight = max(BotSimulator.height(before, column: Board.spawnColumns.0), BotSimulator.height(before, column: Board.spawnColumns.1))
+        let spawnHeight = simulator.spawnHeight(before)
         let crowded = before.eggsCount >= level.crowdedEggs || spawnHeight >= evaluation.weights.spawnFire
         let threatened = context.incomingGarbage >= level.threatGarbage && chain &* 2 >= level.fireChain
         if chain >= level.fireChain || crowded || threatened {

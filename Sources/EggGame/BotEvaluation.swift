@@ -100,7 +100,7 @@ struct BotEvaluation {
             previous = height
         }
         // The spawn columns stay low: a pair must be able to travel along the top row.
-        let spawn = max(BotSimulator.height(board, column: Board.spawnColumns.0), BotSimulator.height(board, column: Board.spawnColumns.1))
+        let spawn = simulator.spawnHeight(board)
         let over = spawn &- weights.dangerFrom &+ 1
         let danger = over > 0 ? over &* over &* weights.dangerWeight : 0
         let crowding = heights > weights.crowdFrom ? (heights &- weights.crowdFrom) &* weights.crowdWeight : 0

@@ -18,10 +18,26 @@ struct BotSimulator: Sendable {
     let rules: RuleSet
     /// Cells whose eggs join groups and are cleared.
     let poppingMask: UInt128
+    /// The columns whose spawn cells decide a top-out, lowest and highest (`sfe`: both eggs'
+    /// columns, 2 and 3; `tsu`: the pivot's, 2).
+    let spawnColumns: (low: Int, high: Int)
 
     init(rules: RuleSet) {
         self.rules = rules
         poppingMask = Board.rowsMask(from: rules.poppingTopRow)
+        switch rules.topOut {
+        case .eitherSpawnCell:
+            let child = rules.spawnColumn + rules.spawnOrientation.columnOffset
+            spawnColumns = (min(rules.spawnColumn, child), max(rules.spawnColumn, child))
+        case .pivotSpawnCell:
+            spawnColumns = (rules.spawnColumn, rules.spawnColumn)
+        }
+    }
+
+    /// The height of the tallest column whose spawn cell decides a top-out.
+    @inline(__always)
+    func spawnHeight(_ board: Board) -> Int {
+        max(board.height(column: spawnColumns.low), board.height(column: spawnColumns.high))
     }
 
     static let sfe = BotSimulator(rules: .sfe)
@@ -44,8 +60,8 @@ struct BotSimulator: Sendable {
     /// Whether the top row is free from the spawn columns to the target columns.
     func isRoughlyReachable(_ placement: Placement, on board: Board) -> Bool {
         let child = placement.column + placement.orientation.columnOffset
-        let low = min(placement.column, child, Board.spawnColumns.0)
-        let high = max(placement.column, child, Board.spawnColumns.1)
+        let low = min(placement.column, child, spawnColumns.low)
+        let high = max(placement.column, child, spawnColumns.high)
         for column in low...high where board.height(column: column) >= rows {
             return false
         }

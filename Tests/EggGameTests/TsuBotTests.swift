@@ -53,6 +53,19 @@ struct TsuBotTests {
         #expect(!tsu.place(pair, at: placement, on: board).toppedOut)
     }
 
+    @Test("the danger of a tall spawn column follows the top-out rule: column 3 counts under sfe, not under tsu")
+    func spawnDanger() {
+        let tall = (3...14).map { $0 % 2 == 0 ? "...Y.." : "...B.." }
+        let board = tsuBoard(["......", "......", "......"] + tall.dropFirst(2))
+        // Column 3 holds 10 eggs (rows 5–14); column 2 is empty.
+        #expect(board.height(column: 3) == 10 && board.height(column: 2) == 0)
+        #expect(tsu.spawnColumns == (2, 2) && sfe.spawnColumns == (2, 3))
+        #expect(sfe.spawnHeight(board) == 10 && tsu.spawnHeight(board) == 0)
+        let sfeShape = BotEvaluation(eggsMax: 1, rules: .sfe).shape(board)
+        let tsuShape = BotEvaluation(eggsMax: 1, rules: .tsu).shape(board)
+        #expect(tsuShape - sfeShape == BotEvaluation.Weights().dangerWeight)
+    }
+
     @Test("queued nuisance lands within tsu's 13 rows, whole rows first, at most 30")
     func nuisance() {
         var board = Board()
