@@ -16,7 +16,7 @@ extension MatchMessage {
         case .startProposal(let match, let s, let play):
             return .object([("type", .string("start")), ("match", .int(Int64(match))), ("speed", .int(Int64(s.speed))),
                             ("colors", .int(Int64(s.colors))), ("games", .int(Int64(s.gamesPerMatch))),
-                            ("play", .bool(play))] + Self.rulesField(s))
+                            ("play", .bool(play))] + Self.rulesField(s) + Self.heightField(s))
         case .inputs(let game, let items):
             return .object([("type", .string("inputs")), ("game", .int(Int64(game))),
                             ("inputs", .array(items.map { .string(Self.jsonName($0)) }))])
@@ -35,12 +35,12 @@ extension MatchMessage {
         case .roomSettings(let version, let s):
             return .object([("type", .string("settings")), ("version", .int(Int64(version))),
                             ("speed", .int(Int64(s.speed))), ("colors", .int(Int64(s.colors))),
-                            ("games", .int(Int64(s.gamesPerMatch)))] + Self.rulesField(s))
+                            ("games", .int(Int64(s.gamesPerMatch)))] + Self.rulesField(s) + Self.heightField(s))
         case .ready(let match, let key, let s, let play):
             return .object([("type", .string("ready")), ("match", .int(Int64(match))),
                             ("version", .int(Int64(key.version))), ("author", .string(key.author.hex)),
                             ("speed", .int(Int64(s.speed))), ("colors", .int(Int64(s.colors))),
-                            ("games", .int(Int64(s.gamesPerMatch))), ("play", .bool(play))] + Self.rulesField(s))
+                            ("games", .int(Int64(s.gamesPerMatch))), ("play", .bool(play))] + Self.rulesField(s) + Self.heightField(s))
         case .unready(let match):
             return .object([("type", .string("unready")), ("match", .int(Int64(match)))])
         case .go(let match):
@@ -99,7 +99,7 @@ extension MatchMessage {
             pairs.append(("match", .object([
                 ("speed", .int(Int64(m.settings.speed))), ("colors", .int(Int64(m.settings.colors))),
                 ("games", .int(Int64(m.settings.gamesPerMatch))),
-            ] + Self.rulesField(m.settings) + [
+            ] + Self.rulesField(m.settings) + Self.heightField(m.settings) + [
                 ("players", .array(m.players.map { .string($0.hex) })),
                 ("wins", .array(m.wins.map { .int(Int64($0)) })),
                 ("pairsSpawned", .array(m.pairsSpawned.map { .int(Int64($0)) })),
@@ -112,7 +112,7 @@ extension MatchMessage {
             pairs.append(("room", .object([
                 ("speed", .int(Int64(room.settings.speed))), ("colors", .int(Int64(room.settings.colors))),
                 ("games", .int(Int64(room.settings.gamesPerMatch))),
-            ] + Self.rulesField(room.settings) + [
+            ] + Self.rulesField(room.settings) + Self.heightField(room.settings) + [
                 ("version", .int(Int64(room.key.version))),
                 ("author", .string(room.key.author.hex)),
                 ("ready", .array(room.marks.sorted { $0.key < $1.key }.map {
@@ -153,8 +153,9 @@ extension MatchMessage {
         case "start":
             guard let match = u32("match"), let speed = u32("speed"), let colors = u32("colors"),
                   let games = u32("games"), let play = json["play"]?.boolValue else { return nil }
-            guard let rules = Self.parseRules(json) else { return nil }
-            let settings = MatchSettings(speed: Int(speed), colors: Int(colors), gamesPerMatch: Int(games), ruleSet: rules)
+            guard let rules = Self.parseRules(json), let height = Self.parseHeight(json) else { return nil }
+            let settings = MatchSettings(speed: Int(speed), colors: Int(colors), gamesPerMatch: Int(games), ruleSet: rules,
+                                         startingHeight: height)
             guard settings.isValid else { return nil }
             self = .startProposal(match: match, settings: settings, wantsToPlay: play)
         case "inputs":
@@ -227,8 +228,9 @@ extension MatchMessage {
     private static func parseSettings(_ json: JSONValue) -> MatchSettings? {
         guard let speed = json["speed"]?.intValue, let colors = json["colors"]?.intValue, let games = json["games"]?.intValue,
               (0...9).contains(speed), (0...9).contains(colors), (0...9).contains(games),
-              let rules = parseRules(json) else { return nil }
-        let settings = MatchSettings(speed: Int(speed), colors: Int(colors), gamesPerMatch: Int(games), ruleSet: rules)
+              let rules = parseRules(json), let height = parseHeight(json) else { return nil }
+        let settings = MatchSettings(speed: Int(speed), colors: Int(colors), gamesPerMatch: Int(games), ruleSet: rules,
+                                     startingHeight: height)
         return settings.isValid ? settings : nil
     }
 
@@ -242,6 +244,20 @@ extension MatchMessage {
     static func parseRules(_ json: JSONValue) -> RuleSet? {
         guard let field = json["rules"] else { return RuleSet.all[0] }
         return field.stringValue.flatMap(RuleSet.named)
+    }
+
+    /// The settings' `"height"` field (the starting height): omitted when 0, so logs written
+    /// before the field existed read the same.
+    static func heightField(_ s: MatchSettings) -> [(String, JSONValue)] {
+        s.startingHeight == 0 ? [] : [("height", .int(Int64(s.startingHeight)))]
+    }
+
+    /// The starting height a settings object names (0 when it names none), or nil for one that is
+    /// not a small count (the rule set's range is checked with the other settings).
+    static func parseHeight(_ json: JSONValue) -> Int? {
+        guard let field = json["height"] else { return 0 }
+        guard let height = field.intValue, (0...9).contains(height) else { return nil }
+        return Int(height)
     }
 
     private static func parseRoom(_ json: JSONValue) -> RoomSnapshot? {
@@ -295,8 +311,9 @@ extension MatchMessage {
               let game = m["game"]?.intValue, let frontier = m["frontier"]?.intValue,
               (0...Int64(UInt32.max)).contains(game), (0...Int64(UInt32.max)).contains(frontier) else { return nil }
         let players = playersRaw.compactMap { parseHex16($0.stringValue) }.map(PeerID.init)
-        guard let rules = parseRules(m) else { return nil }
-        let settings = MatchSettings(speed: Int(speed), colors: Int(colors), gamesPerMatch: Int(games), ruleSet: rules)
+        guard let rules = parseRules(m), let height = parseHeight(m) else { return nil }
+        let settings = MatchSettings(speed: Int(speed), colors: Int(colors), gamesPerMatch: Int(games), ruleSet: rules,
+                                     startingHeight: height)
         guard players.count == playersRaw.count, settings.isValid else { return nil }
         snapshot.match = MatchSnapshot(settings: settings, players: players, wins: wins, game: UInt32(game),
                                        frontier: UInt32(frontier), pairsSpawned: spawned.map { UInt32($0) })

@@ -212,19 +212,22 @@ extension MatchMessage {
     }
 
     /// Settings are three bytes: speed (0–9) with the rule set's index in ``RuleSet/all`` in the
-    /// high nibble (`sfe`, index 0, leaves the byte as it was), colours, games.
+    /// high nibble (`sfe`, index 0, leaves the byte as it was), colours (4–6) with the starting
+    /// height in the high nibble (height 0 leaves the byte as it was), games. A nibble naming no
+    /// rule set, or a height outside the rule set's range, makes the settings (and the message)
+    /// invalid.
     private static func write(_ s: MatchSettings, to w: inout LEB128ByteWriter) {
         w.u8(UInt8(clamping: s.speed) & 0x0F | UInt8(clamping: s.ruleSetIndex ?? 0x0F) << 4)
-        w.u8(UInt8(clamping: s.colors))
+        w.u8(UInt8(clamping: s.colors) & 0x0F | UInt8(clamping: min(max(s.startingHeight, 0), 0x0F)) << 4)
         w.u8(UInt8(clamping: s.gamesPerMatch))
     }
 
     private static func readSettings(_ r: inout LEB128ByteReader) -> MatchSettings? {
-        guard let speedAndRules = r.u8(), let colors = r.u8(), let games = r.u8() else { return nil }
+        guard let speedAndRules = r.u8(), let colorsAndHeight = r.u8(), let games = r.u8() else { return nil }
         let index = Int(speedAndRules >> 4)
         guard index < RuleSet.all.count else { return nil }
-        let settings = MatchSettings(speed: Int(speedAndRules & 0x0F), colors: Int(colors), gamesPerMatch: Int(games),
-                                     ruleSet: RuleSet.all[index])
+        let settings = MatchSettings(speed: Int(speedAndRules & 0x0F), colors: Int(colorsAndHeight & 0x0F), gamesPerMatch: Int(games),
+                                     ruleSet: RuleSet.all[index], startingHeight: Int(colorsAndHeight >> 4))
         return settings.isValid ? settings : nil
     }
 

@@ -11,27 +11,39 @@ public struct MatchSettings: Hashable, Sendable {
     public var gamesPerMatch: Int
     /// The rule set the match plays (one of ``RuleSet/all``), agreed with the other settings.
     public var ruleSet: RuleSet
+    /// Full rows of garbage on every grid before the first spawn, within the rule set's
+    /// ``RuleSet/startingHeights`` (`sfe` 0–9; `tsu` has none, so only 0).
+    public var startingHeight: Int
 
     public static let `default` = MatchSettings(speed: 3, colors: 4, gamesPerMatch: 3)
     public static let speeds = 0...9
     public static let colorCounts = 4...6
     public static let gamesPerMatchAllowed = [1, 3, 5, 7]
 
-    public init(speed: Int, colors: Int, gamesPerMatch: Int, ruleSet: RuleSet = .sfe) {
+    public init(speed: Int, colors: Int, gamesPerMatch: Int, ruleSet: RuleSet = .sfe, startingHeight: Int = 0) {
         self.speed = speed
         self.colors = colors
         self.gamesPerMatch = gamesPerMatch
         self.ruleSet = ruleSet
+        self.startingHeight = startingHeight
     }
 
     public var isValid: Bool {
         MatchSettings.speeds.contains(speed) && MatchSettings.colorCounts.contains(colors)
             && MatchSettings.gamesPerMatchAllowed.contains(gamesPerMatch)
             && ruleSetIndex != nil && ruleSet.speeds.contains(speed)
+            && ruleSet.startingHeights.contains(startingHeight)
     }
 
     /// The rule set's index in ``RuleSet/all`` (how the binary encoding names it), or nil.
     var ruleSetIndex: Int? { RuleSet.all.firstIndex(of: ruleSet) }
+
+    /// A player's grid at the start of a game under these settings: the rule set, the speed and
+    /// the starting height's garbage rows, with the game's garbage stream. The settings must be
+    /// valid (every decoder checks ``isValid`` before settings reach a match).
+    public func startingGrid(garbageSeed: UInt64) -> PlayerGrid {
+        PlayerGrid(startingHeight: startingHeight, rules: ruleSet, speed: speed, garbageSeed: garbageSeed)
+    }
 
     /// Games a player must win to win the match.
     public var winsNeeded: Int { gamesPerMatch / 2 + 1 }

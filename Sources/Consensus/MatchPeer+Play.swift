@@ -74,7 +74,7 @@ extension MatchPeer {
         m.picturesSent = [:]
         for player in m.players {
             var mirror = PlayerMirror()
-            mirror.grid = PlayerGrid(rules: m.settings.ruleSet, speed: m.settings.speed, garbageSeed: MatchPeer.garbageSeed(game: m.game))
+            mirror.grid = m.settings.startingGrid(garbageSeed: MatchPeer.garbageSeed(game: m.game))
             mirror.queue = Deque(futureItems[player] ?? [])
             m.mirrors[player] = mirror
         }
@@ -96,8 +96,7 @@ extension MatchPeer {
         // Rounds decided while this game was in the future are reported now.
         noteDecided(game: m.game, 0..<Int(rounds[m.game]!.frontier))
         if config.role == .player, m.players.contains(config.id) {
-            owner = OwnerState(game: m.game, grid: PlayerGrid(rules: m.settings.ruleSet, speed: m.settings.speed,
-                                                              garbageSeed: MatchPeer.garbageSeed(game: m.game)),
+            owner = OwnerState(game: m.game, grid: m.settings.startingGrid(garbageSeed: MatchPeer.garbageSeed(game: m.game)),
                                clock: GravityClock(speed: m.settings.speed, rules: m.settings.ruleSet))
         } else {
             owner = nil

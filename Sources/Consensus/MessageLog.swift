@@ -29,10 +29,13 @@ public enum MessageLog {
     public static let roomBytesMax = 64
     public static let viewMembersMax = 256
 
-    /// The header line (without its digest; see ``LogDigest/seal(_:)``).
-    public static func header(peer: PeerID, room: String, rules: String = "sfe") -> String {
+    /// The header line (without its digest; see ``LogDigest/seal(_:)``): the rule set and the
+    /// starting height the recording peer offered (`"height"` omitted when 0, so a header of a
+    /// peer without one reads as before). The match's agreed settings are in its `start` lines.
+    public static func header(peer: PeerID, room: String, rules: String = "sfe", startingHeight: Int = 0) -> String {
         JSONValue.object([("format", .string(format)), ("version", .int(Int64(version))), ("peer", .string(peer.hex)),
-                          ("room", .string(room)), ("rules", .string(rules))]).serialized
+                          ("room", .string(room)), ("rules", .string(rules))]
+                         + (startingHeight == 0 ? [] : [("height", .int(Int64(startingHeight)))])).serialized
     }
 
     /// The last line of a log its peer closed (without its digest): `lines` counts the lines
@@ -300,7 +303,12 @@ public struct LogReader: Sendable {
         let rules = json["rules"]?.stringValue ?? "sfe"
         guard rules.utf8.count <= MatchMessage.rulesBytesMax else { throw damaged("header's rules over \(MatchMessage.rulesBytesMax) bytes") }
         // The log replays with the engine of the rule set it names; one this build lacks cannot replay.
-        guard RuleSet.named(rules) != nil else { throw damaged("unknown rule set '\(rules)' (this build plays \(RuleSet.names))") }
+        guard let ruleSet = RuleSet.named(rules) else { throw damaged("unknown rule set '\(rules)' (this build plays \(RuleSet.names))") }
+        if let height = json["height"] {
+            guard let value = height.intValue, ruleSet.startingHeights.contains(Int(value)) else {
+                throw damaged("header's height \(height.serialized) is not a starting height of \(rules) (\(ruleSet.startingHeights))")
+            }
+        }
         sawHeader = true
         return .header(peer: PeerID(peer), room: room, rules: rules)
     }

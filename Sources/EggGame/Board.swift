@@ -291,6 +291,28 @@ public struct Board: Sendable, Hashable {
         return (chain, garbage)
     }
 
+    /// Resolves every chain step by `rules` (the board must be settled): only cells in `mask`
+    /// join groups or are cleared (`tsu`'s hidden row is outside it), and the garbage is the rule
+    /// set's (`tsu`: the chain's score over the target points, no remainder carried in). Returns
+    /// the chain length and the garbage (bot path).
+    mutating func resolveChainCounts(rules: RuleSet, mask: UInt128) -> (chain: Int, garbage: Int) {
+        var chain = 0, garbage = 0, points = 0
+        while chain < ChainResult.stepsMax, let step = poppingCellsNow(mask: mask) {
+            switch rules.garbageFormula {
+            case .sfeSteps:
+                garbage &+= rules.garbage(stepIndex: chain, popped: step.popped.nonzeroBitCount)
+            case .score(let scoring):
+                let groups = groups(in: step.popped)
+                points &+= scoring.score(stepIndex: chain, groupSizes: groups.sizes, colors: groups.colors)
+            }
+            remove(step.popped | step.cleared)
+            settle()
+            chain &+= 1
+        }
+        if case .score(let scoring) = rules.garbageFormula { garbage = points / scoring.targetPoints }
+        return (chain, garbage)
+    }
+
     // MARK: Garbage
 
     /// Where `count` garbage eggs are put before they fall (SPEC §2.1), in placement order.

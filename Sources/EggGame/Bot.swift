@@ -166,7 +166,9 @@ public struct Bot: Sendable {
     /// Decisions taken so far.
     public private(set) var decisions = 0
     private var random: Xoshiro256StarStar
-    private let evaluation: BotEvaluation
+    private var evaluation: BotEvaluation
+    /// The rules placements are played out by: the grid's rule set, set at every decision.
+    private var simulator: BotSimulator { evaluation.simulator }
     static let deadScore = Int.min / 4
 
     public init(level: BotLevel, seed: UInt64 = 0) {
@@ -185,12 +187,13 @@ public struct Bot: Sendable {
     public mutating func choosePlacement(board: Board, current: EggPair, preview: [EggPair], context: BotContext,
                                          rules: RuleSet = .sfe) -> Placement? {
         decisions &+= 1
+        if evaluation.simulator.rules != rules { evaluation.simulator = BotSimulator(rules: rules) }
         let spawned = LivePair(spawning: current, rules: rules)
         let pairs = [current] + preview.prefix(max(0, level.searchDepth - 1))
         var candidates: [(placement: Placement, outcome: BotSimulator.Outcome, score: Int)] = []
         for placement in Placement.distinct(for: current) {
             guard Bot.moves(to: placement, from: spawned, on: board, rules: rules) != nil else { continue }
-            let outcome = BotSimulator.place(current, at: placement, on: board)
+            let outcome = simulator.place(current, at: placement, on: board)
             // Every placement is judged alone first; the look-ahead then searches the best few.
             let alone = value(of: outcome, before: board, pairs: [current], depth: 0, context: context)
             candidates.append((placement, outcome, alone &+ random.nextInt(below: level.noiseMax)))
@@ -259,7 +262,7 @@ public struct Bot: Sendable {
     /// Drops `pair` at `placement` on `board`, resolves the full chain and scores the result at
     /// this bot's level, without look-ahead or reachability checks. The unit the benchmark counts.
     public mutating func scorePlacement(board: Board, pair: EggPair, placement: Placement) -> Int {
-        let outcome = BotSimulator.place(pair, at: placement, on: board)
+        let outcome = simulator.place(pair, at: placement, on: board)
         return value(of: outcome, before: board, pairs: [pair], depth: 0, context: BotContext())
     }
 
@@ -273,12 +276,13 @@ public struct Bot: Sendable {
         var board = outcome.board
         // Garbage queued now lands after this lock (its own chain sent first).
         if depth == 0 && context.incomingGarbage > 0 {
-            BotSimulator.landGarbage(context.incomingGarbage, on: &board)
-            if board.isSpawnBlocked { return Bot.deadScore }
+            simulator.landGarbage(context.incomingGarbage, on: &board)
+            if board.isSpawnBlocked(rules: simulator.rules) { return Bot.deadScore }
         }
         guard depth + 1 < pairs.count else { return immediate &+ evaluation.score(board) }
         let pair = pairs[depth + 1]
-        var children = BotSimulator.placements(for: pair, on: board).map { BotSimulator.place(pair, at: $0, on: board) }
+        let simulator = self.simulator
+        var children = simulator.placements(for: pair, on: board).map { simulator.place(pair, at: $0, on: board) }
         if depth + 1 >= 2 && children.count > level.thirdPlyWidth {
             // The third pair: only the most promising placements, by their chain and shape.
             let evaluation = self.evaluation
@@ -297,7 +301,7 @@ public struct Bot: Sendable {
     /// enough, garbage threatens, the board is crowded), a loss when it only wastes eggs.
     private func fireScore(_ outcome: BotSimulator.Outcome, before: Board, context: BotContext) -> Int {
         let chain = outcome.chain
-        let spawnHeight = max(BotSimulator.height(before, column: Board.spawnColumns.0), BotSimulator.height(before, column: Board.spawnColumns.1))
+        let spawnHeight = simulator.spawnHeight(before)
         let crowded = before.eggsCount >= level.crowdedEggs || spawnHeight >= evaluation.weights.spawnFire
         let threatened = context.incomingGarbage >= level.threatGarbage && chain &* 2 >= level.fireChain
         if chain >= level.fireChain || crowded || threatened {
@@ -393,8 +397,9 @@ public struct BotPlayer: Sendable {
             // player would, keeping the old plan when the new target cannot be reached from here.
             plannedGarbage = context.incomingGarbage
             if let live = grid.livePair,
-               let target = bot.choosePlacement(board: grid.board, current: live.pair, preview: preview, context: context),
-               let moves = Bot.moves(to: target, from: live, on: grid.board) {
+               let target = bot.choosePlacement(board: grid.board, current: live.pair, preview: preview, context: context,
+                                                rules: grid.rules),
+               let moves = Bot.moves(to: target, from: live, on: grid.board, rules: grid.rules) {
                 pacer.replan(moves)
             }
         }

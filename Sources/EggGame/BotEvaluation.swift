@@ -11,6 +11,8 @@ struct BotEvaluation {
     /// Eggs a virtual drop may use: 1 (easy), 2 or 3 (insane).
     let eggsMax: Int
     let weights: Weights
+    /// The rules the virtual drops are played out by (the match's rule set).
+    var simulator: BotSimulator
 
     /// The weights of the shape terms and of firing, the same at every level.
     struct Weights {
@@ -29,9 +31,10 @@ struct BotEvaluation {
         var discount = 9
     }
 
-    init(eggsMax: Int, weights: Weights = Weights()) {
+    init(eggsMax: Int, weights: Weights = Weights(), rules: RuleSet = .sfe) {
         self.eggsMax = eggsMax
         self.weights = weights
+        simulator = BotSimulator(rules: rules)
     }
 
     /// The value of a chain of `chain` steps, realised or within reach.
@@ -44,10 +47,10 @@ struct BotEvaluation {
         var best = Potential(chain: 0, eggs: 0)
         for column in 0..<BotSimulator.columns {
             let height = BotSimulator.height(board, column: column)
-            guard height < BotSimulator.rows - 1 else { continue }
+            guard height < simulator.rows - 1 else { continue }
             var colours: UInt8 = 0
             if height > 0 { colours |= Self.colourBit(BotSimulator.code(board, column: column, y: height - 1)) }
-            for y in height..<min(height + eggsMax, BotSimulator.rows) {
+            for y in height..<min(height + eggsMax, simulator.rows) {
                 if column > 0 { colours |= Self.colourBit(BotSimulator.code(board, column: column - 1, y: y)) }
                 if column < BotSimulator.columns - 1 { colours |= Self.colourBit(BotSimulator.code(board, column: column + 1, y: y)) }
             }
@@ -57,7 +60,7 @@ struct BotEvaluation {
                 guard colours & (1 << code) != 0 else { continue }
                 colours &= ~(1 << code)
                 for eggs in 1...eggsMax {
-                    let chain = BotSimulator.virtualChain(board, code: code, column: column, count: eggs)
+                    let chain = simulator.virtualChain(board, code: code, column: column, count: eggs)
                     guard chain > 0 else { continue }
                     if chain > best.chain || (chain == best.chain && eggs < best.eggs) { best = Potential(chain: chain, eggs: eggs) }
                     break
@@ -97,7 +100,7 @@ struct BotEvaluation {
             previous = height
         }
         // The spawn columns stay low: a pair must be able to travel along the top row.
-        let spawn = max(BotSimulator.height(board, column: Board.spawnColumns.0), BotSimulator.height(board, column: Board.spawnColumns.1))
+        let spawn = simulator.spawnHeight(board)
         let over = spawn &- weights.dangerFrom &+ 1
         let danger = over > 0 ? over &* over &* weights.dangerWeight : 0
         let crowding = heights > weights.crowdFrom ? (heights &- weights.crowdFrom) &* weights.crowdWeight : 0

@@ -1,8 +1,10 @@
 /// The bot's only window on the rules: where a pair can go on a board, and what a placement does
-/// (the settled board, the chain it fires and the garbage it sends). The search and the evaluation
-/// never touch the engine otherwise, so pointing the bot at another rule set means changing this
-/// file only.
-struct BotSimulator {
+/// (the settled board, the chain it fires and the garbage it sends), by the rules of the match's
+/// rule set. The search and the evaluation never touch the engine otherwise, so the bot judges a
+/// `tsu` board by `tsu`'s rules (the hidden 13th row neither joins groups nor is cleared, garbage
+/// from the chain's score, top-out at the pivot's spawn cell, 13 rows, nuisance in rows) and an
+/// `sfe` board by `sfe`'s.
+struct BotSimulator: Sendable {
     /// A placement played out to a settled board.
     struct Outcome {
         var board: Board
@@ -13,27 +15,54 @@ struct BotSimulator {
         var toppedOut: Bool
     }
 
+    let rules: RuleSet
+    /// Cells whose eggs join groups and are cleared.
+    let poppingMask: UInt128
+    /// The columns whose spawn cells decide a top-out, lowest and highest (`sfe`: both eggs'
+    /// columns, 2 and 3; `tsu`: the pivot's, 2).
+    let spawnColumns: (low: Int, high: Int)
+
+    init(rules: RuleSet) {
+        self.rules = rules
+        poppingMask = Board.rowsMask(from: rules.poppingTopRow)
+        switch rules.topOut {
+        case .eitherSpawnCell:
+            let child = rules.spawnColumn + rules.spawnOrientation.columnOffset
+            spawnColumns = (min(rules.spawnColumn, child), max(rules.spawnColumn, child))
+        case .pivotSpawnCell:
+            spawnColumns = (rules.spawnColumn, rules.spawnColumn)
+        }
+    }
+
+    /// The height of the tallest column whose spawn cell decides a top-out.
+    @inline(__always)
+    func spawnHeight(_ board: Board) -> Int {
+        max(board.height(column: spawnColumns.low), board.height(column: spawnColumns.high))
+    }
+
+    static let sfe = BotSimulator(rules: .sfe)
+
     /// Drops `pair` at `placement` on a settled `board` and resolves the whole chain.
     @inline(__always)
-    static func place(_ pair: EggPair, at placement: Placement, on board: Board) -> Outcome {
+    func place(_ pair: EggPair, at placement: Placement, on board: Board) -> Outcome {
         var after = board
         after.drop(pair, orientation: placement.orientation, column: placement.column)
-        let (chain, garbage) = after.resolveChainCounts()
-        return Outcome(board: after, chain: chain, garbage: garbage, toppedOut: after.isSpawnBlocked)
+        let (chain, garbage) = after.resolveChainCounts(rules: rules, mask: poppingMask)
+        return Outcome(board: after, chain: chain, garbage: garbage, toppedOut: after.isSpawnBlocked(rules: rules))
     }
 
     /// The distinct placements of `pair` a pair spawned on `board` can plausibly reach (the top row
     /// free between the spawn columns and the target columns).
-    static func placements(for pair: EggPair, on board: Board) -> [Placement] {
+    func placements(for pair: EggPair, on board: Board) -> [Placement] {
         Placement.distinct(for: pair).filter { isRoughlyReachable($0, on: board) }
     }
 
     /// Whether the top row is free from the spawn columns to the target columns.
-    static func isRoughlyReachable(_ placement: Placement, on board: Board) -> Bool {
+    func isRoughlyReachable(_ placement: Placement, on board: Board) -> Bool {
         let child = placement.column + placement.orientation.columnOffset
-        let low = min(placement.column, child, Board.spawnColumns.0)
-        let high = max(placement.column, child, Board.spawnColumns.1)
-        for column in low...high where board.height(column: column) >= Board.rowsCount {
+        let low = min(placement.column, child, spawnColumns.low)
+        let high = max(placement.column, child, spawnColumns.high)
+        for column in low...high where board.height(column: column) >= rows {
             return false
         }
         return true
@@ -41,8 +70,8 @@ struct BotSimulator {
 
     /// Columns of the grid.
     static let columns = Board.columnsCount
-    /// Rows of the grid.
-    static let rows = Board.rowsCount
+    /// Rows of the grid (hidden and garbage-only rows included): the most a column holds.
+    var rows: Int { rules.rows }
 
     /// How many eggs `column` holds on a settled board.
     @inline(__always)
@@ -59,17 +88,27 @@ struct BotSimulator {
     /// Drops `count` eggs of colour `code` onto `column` (the virtual drops of the evaluation),
     /// resolves, and returns the chain they fire (0 when nothing pops or the column is too full).
     @inline(__always)
-    static func virtualChain(_ board: Board, code: UInt8, column: Int, count: Int) -> Int {
+    func virtualChain(_ board: Board, code: UInt8, column: Int, count: Int) -> Int {
         guard board.height(column: column) + count <= rows else { return 0 }
         var after = board
         for _ in 0..<count { after.dropCode(code, column: column) }
-        return after.resolveChainCounts().chain
+        return after.resolveChainCounts(rules: rules, mask: poppingMask).chain
     }
-}
 
-extension BotSimulator {
-    /// Lands `count` garbage eggs on `board` as the rules do after a lock.
-    static func landGarbage(_ count: Int, on board: inout Board) {
-        board.landGarbage(count)
+    /// Lands `count` garbage eggs on `board` as the rules do after a lock (zero time). Under
+    /// `tsu` the columns of the 1–5 eggs beyond whole rows come from the grid's garbage stream,
+    /// which the bot does not read: it expects them in the lowest columns.
+    func landGarbage(_ count: Int, on board: inout Board) {
+        switch rules.placement {
+        case .levels:
+            board.landGarbage(count)
+        case .rowsThenRandomColumns(let dropMax):
+            let count = min(max(count, 0), dropMax)
+            let extra = (0..<Board.columnsCount).sorted { (board.height(column: $0), $0) < (board.height(column: $1), $1) }
+                .prefix(count % Board.columnsCount)
+            let placed = board.garbagePlacement(count, extraColumns: Array(extra), topRow: rules.topRow, dropMax: dropMax)
+            for cell in placed { board[column: cell.column, row: cell.row] = .garbage }
+            board.settle()
+        }
     }
 }

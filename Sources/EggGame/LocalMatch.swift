@@ -21,13 +21,16 @@ public struct LocalMatch: Sendable {
         public var gamesMax: Int
         /// The rule set every grid of the match is built from.
         public var rules: RuleSet
+        /// Full rows of garbage on every grid before the first spawn (in the rule set's range).
+        public var startingHeight: Int
 
         public init(seed: UInt64, colors: Int = 4, speed: Int = 0, bestOf: Int = 1,
-                    gameTicksMax: Int = 108_000, gamesMax: Int = 21, rules: RuleSet = .sfe) {
+                    gameTicksMax: Int = 108_000, gamesMax: Int = 21, rules: RuleSet = .sfe, startingHeight: Int = 0) {
             precondition([1, 3, 5, 7].contains(bestOf), "bestOf must be 1, 3, 5 or 7")
             precondition(EggPair.colorsSupported.contains(colors), "colors must be 4, 5 or 6")
             precondition(GravityClock.speedsSupported.contains(speed), "speed must be 0...9")
             precondition(gameTicksMax > 0 && gamesMax >= bestOf, "limits must allow a game")
+            precondition(rules.startingHeights.contains(startingHeight), "starting height out of the rule set's range")
             self.seed = seed
             self.colors = colors
             self.speed = speed
@@ -35,6 +38,12 @@ public struct LocalMatch: Sendable {
             self.gameTicksMax = gameTicksMax
             self.gamesMax = gamesMax
             self.rules = rules
+            self.startingHeight = startingHeight
+        }
+
+        /// A seat's grid at the start of a game.
+        func startingGrid(garbageSeed: UInt64) -> PlayerGrid {
+            PlayerGrid(startingHeight: startingHeight, rules: rules, speed: speed, garbageSeed: garbageSeed)
         }
     }
 
@@ -89,7 +98,7 @@ public struct LocalMatch: Sendable {
         self.seats = seats
         let count = seats.count
         sequence = LocalMatch.sequence(options: options, game: 0)
-        grids = Array(repeating: PlayerGrid(rules: options.rules, speed: options.speed, garbageSeed: sequence.seed), count: count)
+        grids = Array(repeating: options.startingGrid(garbageSeed: sequence.seed), count: count)
         wins = Array(repeating: 0, count: count)
         incomingGarbage = Array(repeating: 0, count: count)
         acceptedGarbage = Array(repeating: 0, count: count)
@@ -260,7 +269,7 @@ public struct LocalMatch: Sendable {
 
     private mutating func startGame(_ game: Int) {
         sequence = LocalMatch.sequence(options: options, game: game)
-        grids = Array(repeating: PlayerGrid(rules: options.rules, speed: options.speed, garbageSeed: sequence.seed), count: seats.count)
+        grids = Array(repeating: options.startingGrid(garbageSeed: sequence.seed), count: seats.count)
         incomingGarbage = Array(repeating: 0, count: seats.count)
         acceptedGarbage = Array(repeating: 0, count: seats.count)
         garbageOffset = Array(repeating: 0, count: seats.count)

@@ -257,7 +257,7 @@ extension EggsCommand {
             var generator = SystemRandomNumberGenerator()
             let baseSeed = seed ?? generator.next()
             let firstID = network.peerID()
-            let matchSettings = MatchSettings(speed: settings.speed, colors: settings.colors, gamesPerMatch: settings.bestOf, ruleSet: settings.ruleSet)
+            let matchSettings = settings.matchSettings
             var engines: [EngineProcess] = []
             if let engine {
                 do {
@@ -276,7 +276,8 @@ extension EggsCommand {
                 net.passphrase = network.effectivePassphrase
                 let logPath = count + spectators == 1 ? network.logPath(peer: id) : Self.numbered(network.logPath(peer: id), id: id, explicit: network.log != nil)
                 let options = NetPeer.Options(name: (spectator ? "watcher-" : "bot-") + id.hex.suffix(4), role: spectator ? .spectator : .player,
-                                              net: net, multicast: network.multicast, logPath: logPath, rules: settings.ruleSet.name)
+                                              net: net, multicast: network.multicast, logPath: logPath, rules: settings.ruleSet.name,
+                                              startingHeight: settings.startingHeight)
                 let peer: NetPeer
                 do {
                     peer = try NetPeer(options: options, group: group)

@@ -222,7 +222,10 @@ struct CastScreen {
                 lines[row] += String(repeating: " ", count: max(0, column - visibleWidth(lines[row]))) + text
             }
             put(2, "\u{1B}[1m\(name)\u{1B}[0m" + String(repeating: " ", count: max(0, 15 - name.count)) + "wins \(match.wins[id] ?? 0)")
-            put(3, "┌" + String(repeating: "─", count: Board.columnsCount * 2) + "┐")
+            // The top edge shows garbage in the rows above the board (sfe's rows 0–2), as on screen.
+            let glyphs = Glyphs(unicode: true)
+            let edge = MatchView.topEdge(grid: grid, queuedGarbage: 0).map { $0.text(width: 2, glyphs: glyphs) ?? "──" }
+            put(3, "┌" + edge.joined() + "┐")
             for (shown, row) in Board.visibleRows.enumerated() {
                 var text = "│"
                 for col in 0..<Board.columnsCount { text += cell(grid.displayCell(column: col, row: row)) }

@@ -129,6 +129,54 @@ struct MatchView {
         return Area(centreRow: top + panelHeight / 2)
     }
 
+    /// What the board's top edge shows over one column.
+    enum EdgeMark: Hashable {
+        /// This many eggs in the column's rows above the board, where only garbage goes (`sfe`'s
+        /// rows 0–2): resting there or falling through.
+        case above(Int)
+        /// An icon of the garbage tray (garbage queued against the player).
+        case tray(TrayIcon)
+        case none
+
+        var isAbove: Bool { if case .above = self { true } else { false } }
+
+        /// The text over a cell `width` characters wide (nil: the plain edge). Garbage above the
+        /// board is its glyph and, where there is room, how many: `▒2` (2 wide), `▒▒──` (4 wide).
+        func text(width: Int, glyphs: Glyphs) -> String? {
+            let edge = glyphs.unicode ? "─" : "-"
+            switch self {
+            case .none: return nil
+            case .tray(let icon):
+                let glyph = icon.glyph(unicode: glyphs.unicode)
+                return width == 1 ? glyph : glyph + String(repeating: edge, count: width - 1)
+            case .above(let count):
+                let glyph = glyphs.cell(.garbage)
+                switch width {
+                case 1: return glyph
+                case 2: return glyph + String(min(count, 9))
+                default:
+                    let shown = min(count, width)
+                    return String(repeating: glyph, count: shown) + String(repeating: edge, count: width - shown)
+                }
+            }
+        }
+    }
+
+    /// The top edge of a board, column by column: garbage in the rows above the board where a
+    /// column holds any (the rule set's garbage-only rows; `tsu` has none, its hidden row stays
+    /// hidden), and the tray's icons for `queuedGarbage`, largest first, in the other columns
+    /// from the left.
+    static func topEdge(grid: PlayerGrid, queuedGarbage: Int) -> [EdgeMark] {
+        let rows = grid.rules.topRow..<grid.rules.pairTopRow
+        var marks: [EdgeMark] = (0..<Board.columnsCount).map { column in
+            let count = rows.filter { grid.displayCell(column: column, row: $0) != .empty }.count
+            return count > 0 ? .above(count) : .none
+        }
+        let free = marks.indices.filter { marks[$0] == .none }
+        for (column, icon) in zip(free, TrayIcon.icons(for: queuedGarbage, limit: free.count)) { marks[column] = .tray(icon) }
+        return marks
+    }
+
     /// Popping eggs flash: reversed on every other eighth of a second.
     static func flashOn(at nanoseconds: UInt64 = MonotonicClock.now().nanoseconds) -> Bool {
         (nanoseconds / 125_000_000) % 2 == 0
@@ -156,11 +204,11 @@ struct MatchView {
         let corner = term.unicode ? ("┌", "┐", "└", "┘", "│") : ("+", "+", "+", "+", "|")
         term.put(y + 1, x, corner.0 + horizontal + corner.1)
         let activity = panel.activity ?? GridActivity(grid: panel.grid, queuedGarbage: panel.incomingGarbage, lastChain: panel.chain)
-        // The garbage tray sits on the board's top edge, one icon per column at most.
-        for (index, icon) in TrayIcon.icons(for: activity.queuedGarbage).enumerated() {
-            let glyph = icon.glyph(unicode: term.unicode)
-            let text = size.width == 1 ? glyph : glyph + String(repeating: term.unicode ? "─" : "-", count: size.width - 1)
-            term.put(y + 1, x + 1 + index * size.width, text, pair: Terminal.pairAlert, bold: true)
+        // The board's top edge: garbage in the rows above the board (sfe's rows 0–2) where it is,
+        // the garbage tray's icons in the other columns.
+        for (column, mark) in topEdge(grid: panel.grid, queuedGarbage: activity.queuedGarbage).enumerated() {
+            guard let text = mark.text(width: size.width, glyphs: glyphs) else { continue }
+            term.put(y + 1, x + 1 + column * size.width, text, pair: mark.isAbove ? Terminal.pairGarbage : Terminal.pairAlert, bold: true)
         }
         let flashOn = Self.flashOn()
         for (shown, row) in Board.visibleRows.enumerated() {

@@ -26,6 +26,8 @@ final class NetPeer: @unchecked Sendable {
         var logPassphrase: String? = nil
         /// The rule set named in the log header.
         var rules = RuleSet.sfe.name
+        /// The starting height named in the log header (the one this peer offers).
+        var startingHeight = 0
     }
 
     let id: PeerID
@@ -59,7 +61,7 @@ final class NetPeer: @unchecked Sendable {
         config.rules = options.rules
         match = MatchPeer(config: config)
         log = try LogFile(path: options.logPath, sealed: true, passphrase: options.logPassphrase ?? options.net.passphrase)
-        log.write(MessageLog.header(peer: id, room: options.net.room, rules: options.rules))
+        log.write(MessageLog.header(peer: id, room: options.net.room, rules: options.rules, startingHeight: options.startingHeight))
         host = try PeerHost(config: options.net, options: options.multicast, group: group) { [unowned self] event, core, now in
             self.received(event, core: core, now: now)
         }

@@ -136,13 +136,18 @@ final class NetPlayScreen: Screen {
             return
         }
         switch key {
-        case .character("s"), .character("c"), .character("g"):
+        case .character("s"), .character("c"), .character("g"), .character("h"):
             guard !spectator else { return }
             peer.withMatch { match, _ in
                 var settings = match.roomSettings
                 switch key {
                 case .character("s"): settings.speed = (settings.speed + 1) % 10
                 case .character("c"): settings.colors = settings.colors == 6 ? 4 : settings.colors + 1
+                case .character("h"):
+                    // The starting height, within the room's rule set's range (tsu has none).
+                    let heights = settings.ruleSet.startingHeights
+                    guard heights.count > 1 else { return }
+                    settings.startingHeight = settings.startingHeight >= heights.upperBound ? heights.lowerBound : settings.startingHeight + 1
                 default:
                     let all = MatchSettings.gamesPerMatchAllowed
                     settings.gamesPerMatch = all[((all.firstIndex(of: settings.gamesPerMatch) ?? 0) + 1) % all.count]
@@ -196,7 +201,8 @@ final class NetPlayScreen: Screen {
             case .gameStarted:
                 gameStartedAt = MonotonicClock.now().nanoseconds
             case .matchStarted(let settings, let players):
-                show("Match starts: \(players.count) players, speed \(settings.speed), best of \(settings.gamesPerMatch)")
+                show("Match starts: \(players.count) players, \(settings.ruleSet.name), speed \(settings.speed), best of \(settings.gamesPerMatch)"
+                     + (settings.startingHeight > 0 ? ", starting height \(settings.startingHeight)" : ""))
                 lastChains = [:]
                 tally = [:]
                 matchSeconds = 0
@@ -521,6 +527,8 @@ final class NetPlayScreen: Screen {
         let applied = match.roomSettings
         let whose = match.roomSettingsAuthor.map { "set by \(displayName($0))" } ?? "defaults"
         row = putWrapped(row, "match settings (the room's): speed \(applied.speed)  colours \(applied.colors)  best of \(applied.gamesPerMatch)  (\(whose))", on: term)
+        let height = applied.ruleSet.startingHeights.count > 1 ? "  starting height \(applied.startingHeight)" : ""
+        row = putWrapped(row, "  rules \(applied.ruleSet.name)\(height)", on: term)
         let now = MonotonicClock.now()
         let readyCount = match.readyMarks.values.filter { $0 }.count
         switch match.lobbyCountdown(now: now) {
@@ -540,7 +548,7 @@ final class NetPlayScreen: Screen {
         } else {
             let readyHint = match.isMarkedReady ? "not ready" : "ready"
             let startNow = match.canStartNow(now: now) ? "   n: start now" : ""
-            _ = putWrapped(row, "\(keys.label(.ready)): \(readyHint)\(startNow)   s: speed   c: colours   g: games   b: practice vs a local \(practiceLevel.rawValue) bot (l: level)", on: term,
+            _ = putWrapped(row, "\(keys.label(.ready)): \(readyHint)\(startNow)   s: speed   c: colours   g: games\(match.roomSettings.ruleSet.startingHeights.count > 1 ? "   h: height" : "")   b: practice vs a local \(practiceLevel.rawValue) bot (l: level)", on: term,
                            bold: match.isMarkedReady)
         }
     }

@@ -26,14 +26,34 @@ struct MatchSettingsOptions: ParsableArguments {
     @Option(help: "The rule set (\(RuleSet.names)); written in the log header.")
     var rules: String = "sfe"
 
+    @Option(name: .customLong("starting-height"),
+            help: "Full rows of garbage on every grid before the first pair (sfe: 0 to 9; tsu has none).")
+    var startingHeight: Int = 0
+
     /// The rule set `--rules` names (validated).
     var ruleSet: RuleSet { RuleSet.named(rules) ?? .sfe }
 
+    /// The settings these flags offer to a match.
+    var matchSettings: MatchSettings {
+        MatchSettings(speed: speed, colors: colors, gamesPerMatch: bestOf, ruleSet: ruleSet, startingHeight: startingHeight)
+    }
+
     func validate() throws {
         guard RuleSet.named(rules) != nil else { throw ValidationError("unknown rule set '\(rules)' (known: \(RuleSet.names))") }
+        try Self.validateStartingHeight(startingHeight, rules: ruleSet)
         guard GravityClock.speedsSupported.contains(speed) else { throw ValidationError("--speed must be from 0 to 9") }
         guard EggPair.colorsSupported.contains(colors) else { throw ValidationError("--colors must be 4, 5 or 6") }
         guard [1, 3, 5, 7].contains(bestOf) else { throw ValidationError("--best-of must be 1, 3, 5 or 7") }
+    }
+
+    /// `--starting-height` within the rule set's range (SPEC §2.1: `sfe` 0–9; §2.2 gives `tsu` none).
+    static func validateStartingHeight(_ height: Int, rules: RuleSet) throws {
+        guard rules.startingHeights.contains(height) else {
+            let range = rules.startingHeights
+            throw ValidationError(range.count == 1
+                ? "--starting-height must be \(range.lowerBound) under \(rules.name) (it has no starting height)"
+                : "--starting-height must be from \(range.lowerBound) to \(range.upperBound) under \(rules.name)")
+        }
     }
 }
 
@@ -46,7 +66,7 @@ extension EggsCommand {
                 Keys: arrows or h/j/k/l move (down drops faster), z/x or up rotate, space hard drops, \
                 p pauses a practice match, q leaves (asks first during a match). \
                 In the lobby: r or enter marks you ready (again: not ready), s changes the speed, c the colours, g the games \
-                per match of the room's settings (for everyone; it clears every ready mark), b starts a practice match \
+                per match, h the starting height (sfe) of the room's settings (for everyone; it clears every ready mark), b starts a practice match \
                 against a local bot and l picks its level, n starts the match now with the ready players (allowed 30 s \
                 after the first ready once two players are ready; shown when allowed), q quits. The match starts 3 s \
                 after every player is ready. \
@@ -99,7 +119,7 @@ extension EggsCommand {
                 var generator = SystemRandomNumberGenerator()
                 let options = LocalMatch.Options(
                     seed: seed ?? generator.next(), colors: settings.colors, speed: settings.speed, bestOf: settings.bestOf,
-                    rules: settings.ruleSet)
+                    rules: settings.ruleSet, startingHeight: settings.startingHeight)
                 let term = try Terminal(noColor: noColor)
                 defer { term.restore() }
                 let screen = PracticeScreen(name: playerName, level: level, options: options, keys: keyMap, unicode: term.unicode)
@@ -118,7 +138,8 @@ extension EggsCommand {
             net.passphrase = network.effectivePassphrase
             let options = NetPeer.Options(
                 name: playerName, role: spectate ? .spectator : .player, net: net,
-                multicast: network.multicast, logPath: network.logPath(peer: id), rules: settings.ruleSet.name)
+                multicast: network.multicast, logPath: network.logPath(peer: id), rules: settings.ruleSet.name,
+                startingHeight: settings.startingHeight)
             let peer: NetPeer
             do {
                 peer = try NetPeer(options: options, group: group, wake: WakePipe(), trace: InputTrace.fromEnvironment())
@@ -128,7 +149,7 @@ extension EggsCommand {
             defer { peer.close() }
             let term = try Terminal(noColor: noColor)
             defer { term.restore() }
-            let matchSettings = MatchSettings(speed: settings.speed, colors: settings.colors, gamesPerMatch: settings.bestOf, ruleSet: settings.ruleSet)
+            let matchSettings = settings.matchSettings
             let screen = NetPlayScreen(peer: peer, room: network.room, name: playerName, spectator: spectate,
                                        settings: matchSettings, keys: keyMap, unicode: term.unicode)
             while true {
@@ -137,7 +158,8 @@ extension EggsCommand {
                 var generator = SystemRandomNumberGenerator()
                 let practice = PracticeScreen(
                     name: playerName, level: level,
-                    options: LocalMatch.Options(seed: generator.next(), colors: settings.colors, speed: settings.speed, bestOf: settings.bestOf),
+                    options: LocalMatch.Options(seed: generator.next(), colors: settings.colors, speed: settings.speed, bestOf: settings.bestOf,
+                                                rules: settings.ruleSet, startingHeight: settings.startingHeight),
                     keys: keyMap, unicode: term.unicode)
                 GameLoop.run(practice, on: term)
                 screen.resumeAfterPractice()

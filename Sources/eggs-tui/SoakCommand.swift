@@ -43,6 +43,10 @@ extension EggsCommand {
         @Option(help: "The rule set of the matches (\(RuleSet.names)).")
         var rules: String = "sfe"
 
+        @Option(name: .customLong("starting-height"),
+                help: "Full rows of garbage on every grid before the first pair (sfe: 0 to 9; tsu has none).")
+        var startingHeight: Int = 0
+
         @Flag(help: "Kill and restart peers during the run.")
         var churn = false
 
@@ -57,7 +61,8 @@ extension EggsCommand {
             guard seconds >= 5 && seconds <= 86_400 else { throw ValidationError("--seconds must be from 5 to 86400") }
             guard (2...8).contains(players), players <= peers else { throw ValidationError("--players must be from 2 to 8 and at most --peers") }
             guard GravityClock.speedsSupported.contains(speed) else { throw ValidationError("--speed must be from 0 to 9") }
-            guard RuleSet.named(rules) != nil else { throw ValidationError("unknown rule set '\(rules)' (known: \(RuleSet.names))") }
+            guard let ruleSet = RuleSet.named(rules) else { throw ValidationError("unknown rule set '\(rules)' (known: \(RuleSet.names))") }
+            try MatchSettingsOptions.validateStartingHeight(startingHeight, rules: ruleSet)
         }
 
         func run() throws {
@@ -104,7 +109,7 @@ extension EggsCommand {
         private func childArguments() -> [String] {
             var args = ["bot", "--room", network.room, "--group", network.group, "--port", "\(network.port)",
                         "--level", level.rawValue, "--players", "\(players)", "--speed", "\(speed)",
-                        "--rules", rules, "--seconds", "\(Int(seconds) + 30)"]
+                        "--rules", rules, "--starting-height", "\(startingHeight)", "--seconds", "\(Int(seconds) + 30)"]
             if let interface = network.interface { args += ["--interface", interface] }
             if let passphrase = network.effectivePassphrase { args += ["--passphrase", passphrase] }
             for peer in network.peers { args += ["--peer", peer] }

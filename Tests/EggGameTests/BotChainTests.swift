@@ -41,12 +41,12 @@ struct BotChainTests {
         for level in [BotLevel.hard, .insane] {
             var bot = Bot(level: level, seed: 3)
             let calm = bot.choosePlacement(board: twoChainBoard, current: pair, preview: [EggPair(pivot: .green, child: .yellow)], context: BotContext())!
-            #expect(BotSimulator.place(pair, at: calm, on: twoChainBoard).chain == 0, "\(level) fired a 2-chain at \(calm)")
+            #expect(BotSimulator.sfe.place(pair, at: calm, on: twoChainBoard).chain == 0, "\(level) fired a 2-chain at \(calm)")
             var crowded = twoChainBoard
             for y in 0..<10 { crowded.setCode(column: 3, y: y, code: 7) }
             for y in 0..<10 { crowded.setCode(column: 5, y: y, code: 7) }
             let pressed = bot.choosePlacement(board: crowded, current: pair, preview: [EggPair(pivot: .green, child: .yellow)], context: BotContext())!
-            #expect(BotSimulator.place(pair, at: pressed, on: crowded).chain >= 2, "\(level) kept its chain at \(pressed)")
+            #expect(BotSimulator.sfe.place(pair, at: pressed, on: crowded).chain >= 2, "\(level) kept its chain at \(pressed)")
         }
     }
 

@@ -108,3 +108,54 @@ struct GarbagePlacementTests {
         #expect(grid.notationRows.suffix(3) == ["Y...B.", "P##PR#", "YG#YB#"])
     }
 }
+
+@Suite("Starting grids per rule set")
+struct StartingGridTests {
+    @Test("sfe: h full rows of garbage at the bottom of the 15 rows, the same for every seed; tsu has only height 0")
+    func fixtures() {
+        let sfe = PlayerGrid(startingHeight: 3, rules: .sfe, speed: 4, garbageSeed: 99)
+        #expect(sfe.board.notationRows == """
+            ......
+            ......
+            ......
+            ......
+            ......
+            ......
+            ......
+            ......
+            ......
+            ......
+            ......
+            ......
+            ######
+            ######
+            ######
+            """.split(separator: "\n").map(String.init))
+        #expect(PlayerGrid(startingHeight: 3, rules: .sfe, speed: 4, garbageSeed: 1).board == sfe.board)
+        #expect(sfe.state == .awaitingSpawn && sfe.looseEggs.isEmpty)
+        // The first pair spawns above the garbage and plays on it.
+        var played = sfe
+        #expect(played.apply(.spawn(EggPair(pivot: .red, child: .blue))) == .spawned(garbageSent: 0))
+        played.apply(.move(.hardDrop))
+        _ = played.ticksUntilSettled()
+        #expect(played.board.notationRows.suffix(4) == ["..RB..", "######", "######", "######"])
+        #expect(RuleSet.sfe.startingHeights == 0...9)
+        // SPEC §2.2 lists tsu's settings as speed, colours and best of N: no starting height.
+        #expect(RuleSet.tsu.startingHeights == 0...0)
+        let tsu = PlayerGrid(startingHeight: 0, rules: .tsu, garbageSeed: 99)
+        #expect(tsu.board.notationRows(rows: 13) == Array(repeating: "......", count: 13))
+    }
+
+    @Test("a local match starts every seat's grid, every game, with the starting height's rows")
+    func localMatch() {
+        var match = LocalMatch(options: LocalMatch.Options(seed: 4, speed: 9, bestOf: 3, rules: .sfe, startingHeight: 7),
+                               seats: [.external, .external])
+        for grid in match.grids { #expect(grid.board.notationRows.suffix(7).allSatisfy { $0 == "######" }) }
+        #expect(match.grids.allSatisfy { $0.board.eggsCount == 42 })
+        // Nobody plays: both seats top out quickly on 7 rows; the next game starts on 7 rows again.
+        var ticks = 0
+        while match.gamesPlayed == 0 && ticks < 20_000 { match.tick(); ticks += 1 }
+        #expect(match.gamesPlayed == 1)
+        #expect(match.grids.allSatisfy { $0.board.eggsCount == 42 && $0.pairsSpawned <= 1 })
+    }
+}

@@ -422,6 +422,46 @@ struct TsuLocalMatchTests {
         #expect(m.grids[0].state == .live)
     }
 
+    /// Seat 0 of a tsu match mid-way through a 2-chain: step 1 (7 reds, 280 points) has made 4
+    /// garbage and step 2 (4 blues, 320 points) will make 4 more; seat 1's pair is live.
+    func afterFirstStep() -> LocalMatch {
+        var m = match(.tsu)
+        let board = rows("......", 10) + ["B.....", "RBBB..", "RRRRRR"]
+        m.grids[0] = PlayerGrid(lockedOnto: try! Board(notation: board.joined(separator: "\n"), rowsMax: 13), rules: .tsu)
+        var ticks = 0
+        while m.grids[0].chainStep < 1 && ticks < 200 { m.tick(); ticks += 1 }
+        #expect(m.grids[0].chainStep == 1 && m.grids[0].garbagePending == 4 && m.grids[0].state == .resolving)
+        return m
+    }
+
+    /// Ticks until seat 0's next pair is live; the events of those ticks.
+    func untilSpawn(_ m: inout LocalMatch) -> [LocalMatch.Event] {
+        var events: [LocalMatch.Event] = []
+        var ticks = 0
+        while m.grids[0].state != .live && ticks < 400 { events += m.tick(); ticks += 1 }
+        #expect(m.grids[0].state == .live)
+        return events
+    }
+
+    @Test("offsetting is per chain: garbage queued while the chain plays is cancelled by the whole chain's garbage at its end")
+    func offsettingPerChain() {
+        // 6 queued after step 1: the chain's 8 cancel all 6 and send 2 (per step, step 1's 4
+        // would have gone out before the 6 came and only step 2's 4 would cancel: 4 sent, 2 landing).
+        var m = afterFirstStep()
+        #expect(sent(m.tick()) == [])
+        m.incomingGarbage[0] = 6
+        var events = untilSpawn(&m)
+        #expect(sent(events) == [[0, 1, 2]])
+        #expect(landed(events, seat: 0) == [])
+        #expect((m.incomingGarbage[0], m.acceptedGarbage[0]) == (0, 0))
+        // The other way: 11 queued mid-chain; the 8 cancel 8, nothing is sent, 3 stay queued.
+        m = afterFirstStep()
+        m.incomingGarbage[0] = 11
+        events = untilSpawn(&m)
+        #expect(sent(events) == [])
+        #expect((m.incomingGarbage[0], m.acceptedGarbage[0]) == (0, 3))
+    }
+
     @Test("sfe has no offsetting: the whole chain is sent and the queue lands")
     func sfeNoOffsetting() {
         var m = match(.sfe)

@@ -46,6 +46,19 @@ struct CommandLineTests {
         #expect(fourteen.stderr.contains("line 14, column 1: a board has at most 13 rows"))
     }
 
+    @Test("--starting-height on play, bot and soak: out of sfe's 0–9, or any height under tsu, is bad usage")
+    func startingHeightFlag() throws {
+        for command in [["play", "--practice"], ["bot"], ["soak"]] {
+            for (extra, message) in [(["--starting-height", "10"], "--starting-height must be from 0 to 9 under sfe"),
+                                     (["--starting-height=-1"], "--starting-height must be from 0 to 9 under sfe"),
+                                     (["--rules", "tsu", "--starting-height", "1"], "--starting-height must be 0 under tsu")] {
+                let result = try Harness.run(command + extra + ["--interface", "127.0.0.1"])
+                #expect(result.status == 2, "\(command + extra): \(result.stderr)")
+                #expect(result.stderr.contains(message), "\(command + extra): \(result.stderr)")
+            }
+        }
+    }
+
     @Test("a bad board exits 2 naming the line and column")
     func resolveBadBoard() throws {
         let result = try Harness.run(["resolve"], stdin: "......\n..RXR.\n")

@@ -18,7 +18,7 @@ struct DetailsTests {
         let result = try Harness.run(["play", "--help"])
         #expect(result.status == 0)
         let text = result.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
-        for phrase in ["In the lobby", "marks you ready", "s changes the speed", "c the colours", "g the games", "b starts a practice match", "l picks its level", "n starts the match now with the ready players"] {
+        for phrase in ["In the lobby", "marks you ready", "s changes the speed", "c the colours", "g the games", "h the starting height", "b starts a practice match", "l picks its level", "n starts the match now with the ready players"] {
             #expect(text.contains(phrase), "play --help lacks '\(phrase)': \(result.stdout)")
         }
     }

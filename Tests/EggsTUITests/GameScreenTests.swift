@@ -257,6 +257,24 @@ struct GameScreenTests {
         #expect(large.waitFor("EXIT=0") != nil)
     }
 
+    @Test("--starting-height 4 at 80x24 and 120x40: both boards start on 4 full rows of garbage")
+    func startingHeight() throws {
+        for (width, height, row) in [(80, 24, "│▒ ▒ ▒ ▒ ▒ ▒ │"), (120, 40, "│▒▒▒ ▒▒▒ ▒▒▒ ▒▒▒ ▒▒▒ ▒▒▒ │")] {
+            let session = try TmuxSession(
+                command: "\(Harness.binary) play --practice --seed 6 --starting-height 4 --name tall; echo EXIT=$?; sleep 60",
+                width: width, height: height)
+            defer { session.close() }
+            let screen = try #require(session.waitFor("q quit"), "the game did not start: \(session.screen())")
+            let lines = screen.split(separator: "\n").map(String.init)
+            let full = lines.filter { $0.components(separatedBy: row).count == 3 }
+            // 4 rows of one line a cell, or of two lines (4x2 cells).
+            #expect(full.count == (width == 80 ? 4 : 8), "\(width)x\(height): \(screen)")
+            session.send("q")
+            session.send("y")
+            #expect(session.waitFor("EXIT=0") != nil)
+        }
+    }
+
     @Test("the lobby at 80x24: the settings and every key are shown, wrapped rather than cut")
     func lobbyFits() throws {
         let port = TestPorts.next()
@@ -269,9 +287,12 @@ struct GameScreenTests {
         // The settings its flags offer (best of 1) become the room's as soon as it has the room.
         let screen = try #require(session.waitFor("best of 1"), "the lobby does not show the offered settings: \(session.screen())")
         let text = Self.joined(screen)
-        for phrase in ["(l: level)", "best of 1", "r: ready", "b: practice", "narrow (you)", "rtt/loss"] {
+        for phrase in ["(l: level)", "best of 1", "r: ready", "b: practice", "narrow (you)", "rtt/loss", "rules sfe  starting height 0", "h: height"] {
             #expect(text.contains(phrase), "the lobby lacks '\(phrase)': \(screen)")
         }
+        // h changes the room's starting height.
+        session.send("h")
+        #expect(session.waitFor("rules sfe  starting height 1") != nil, "h did not change the height: \(session.screen())")
         session.send("q")
         #expect(session.waitFor("EXIT=0") != nil)
     }

@@ -1,0 +1,113 @@
+import Testing
+@testable import EggGame
+
+/// A 13-row (`tsu`) board from notation, top row (the hidden one) first.
+private func tsuBoard(_ lines: [String]) -> Board {
+    try! Board(notation: lines.joined(separator: "\n"), rowsMax: 13)
+}
+
+/// Columns 4 and 5 full up to the top visible row (row 3), reds at (4,3), (5,3) and (5,4): one
+/// more red on column 5 would rest in the hidden 13th row, next to them.
+private func hiddenRowBoard() -> [String] {
+    ["......", "....RR", "....BR"] + (5...14).map { $0 % 2 == 0 ? "....YB" : "....BY" }
+}
+
+@Suite("bots judge a tsu board by tsu's rules")
+struct TsuBotTests {
+    let tsu = BotSimulator(rules: .tsu)
+    let sfe = BotSimulator(rules: .sfe)
+
+    @Test("an egg in the hidden 13th row joins no group: the virtual drop that sfe counts as a chain is none under tsu")
+    func hiddenRow() {
+        let board = tsuBoard(hiddenRowBoard())
+        let red = EggColor.red.rawValue + 1
+        #expect(sfe.virtualChain(board, code: red, column: 5, count: 1) == 1)
+        #expect(tsu.virtualChain(board, code: red, column: 5, count: 1) == 0)
+        // The evaluation's potential follows: under tsu the best chain is not the hidden-row one.
+        #expect(BotEvaluation(eggsMax: 1, rules: .sfe).potential(board).chain == 1)
+        #expect(BotEvaluation(eggsMax: 1, rules: .tsu).potential(board).chain == 0)
+    }
+
+    @Test("garbage by tsu's score (the 2-chain of 4+4 scores 40 and 320: 5 nuisance), by sfe's steps under sfe (1 + 6 = 7)")
+    func garbageByScore() {
+        let board = tsuBoard(Array(repeating: "......", count: 11) + ["RRR...", "RBBB.."])
+        let pair = EggPair(pivot: .blue, child: .red)
+        // Blue (the pivot) lands on column 0's reds with red above it: 4 reds pop, then 4 blues.
+        let placement = Placement(column: 0, orientation: .up)
+        let tsuOutcome = tsu.place(pair, at: placement, on: board)
+        let sfeOutcome = sfe.place(pair, at: placement, on: board)
+        #expect(tsuOutcome.chain == 2 && sfeOutcome.chain == 2)
+        #expect(tsuOutcome.garbage == 5)
+        #expect(sfeOutcome.garbage == 7)
+        #expect(tsuOutcome.board == sfeOutcome.board)
+    }
+
+    @Test("top-out by tsu's rule: only the pivot's spawn cell (column 2) counts, not column 3")
+    func topOut() {
+        let full = (3...14).map { $0 % 2 == 0 ? "...Y.." : "...B.." }
+        let board = tsuBoard(["......", "......"] + full.dropFirst())
+        let pair = EggPair(pivot: .green, child: .green)
+        // Column 3 reaches the top visible row once the pair lands on it.
+        let placement = Placement(column: 3, orientation: .up)
+        #expect(sfe.place(pair, at: placement, on: board).toppedOut)
+        #expect(!tsu.place(pair, at: placement, on: board).toppedOut)
+    }
+
+    @Test("the danger of a tall spawn column follows the top-out rule: column 3 counts under sfe, not under tsu")
+    func spawnDanger() {
+        let tall = (3...14).map { $0 % 2 == 0 ? "...Y.." : "...B.." }
+        let board = tsuBoard(["......", "......", "......"] + tall.dropFirst(2))
+        // Column 3 holds 10 eggs (rows 5–14); column 2 is empty.
+        #expect(board.height(column: 3) == 10 && board.height(column: 2) == 0)
+        #expect(tsu.spawnColumns == (2, 2) && sfe.spawnColumns == (2, 3))
+        #expect(sfe.spawnHeight(board) == 10 && tsu.spawnHeight(board) == 0)
+        let sfeShape = BotEvaluation(eggsMax: 1, rules: .sfe).shape(board)
+        let tsuShape = BotEvaluation(eggsMax: 1, rules: .tsu).shape(board)
+        #expect(tsuShape - sfeShape == BotEvaluation.Weights().dangerWeight)
+    }
+
+    @Test("queued nuisance lands within tsu's 13 rows, whole rows first, at most 30")
+    func nuisance() {
+        var board = Board()
+        tsu.landGarbage(40, on: &board)
+        #expect(board.eggsCount == 30)
+        #expect(board.notationRows(rows: 13).suffix(5).allSatisfy { $0 == "######" })
+        var over = tsuBoard(Array(repeating: "......", count: 13))
+        tsu.landGarbage(90, on: &over)
+        tsu.landGarbage(90, on: &over)
+        tsu.landGarbage(90, on: &over)
+        // Never above the grid's 13 rows (Board rows 0–1 are not part of a tsu grid).
+        #expect((0..<6).allSatisfy { over.height(column: $0) == 13 })
+        #expect(over.notationRows.prefix(2) == ["......", "......"])
+    }
+
+    @Test("a bot thinking again mid-pair (garbage queued) plans by the grid's rule set: tsu's moves to tsu's best placement")
+    func replanByGridRules() throws {
+        // A board with some shape, so placements differ in value.
+        var grid = PlayerGrid(board: tsuBoard(Array(repeating: "......", count: 9) + ["Y....G", "YB..GG", "RBB.YP", "RRPYYP"]),
+                              rules: .tsu, garbageSeed: 1)
+        #expect(grid.apply(.spawn(EggPair(pivot: .red, child: .blue))) == .spawned(garbageSent: 0))
+        let live = try #require(grid.livePair)
+        let preview = [EggPair(pivot: .green, child: .yellow), EggPair(pivot: .purple, child: .purple)]
+        var player = BotPlayer(level: .insane, seed: 5)
+        var twin = Bot(level: .insane, seed: 5)
+        // The first decision (no garbage): the twin draws the same noise.
+        _ = player.tick(grid: grid, preview: preview, context: BotContext())
+        _ = twin.plan(grid: grid, preview: preview, context: BotContext())
+        // Garbage queued: the player thinks again from where the pair is (it has not moved here).
+        let context = BotContext(incomingGarbage: 12)
+        let chosen = twin.choosePlacement(board: grid.board, current: live.pair, preview: preview, context: context, rules: .tsu)
+        let target = try #require(chosen)
+        let expected = try #require(Bot.moves(to: target, from: live, on: grid.board, rules: .tsu))
+        var moves: [Move] = []
+        for _ in 0..<600 {
+            guard let move = player.tick(grid: grid, preview: preview, context: context) else { continue }
+            moves.append(move)
+            if move == .hardDrop { break }
+        }
+        #expect(moves == expected)
+        // Played on the grid, the moves are accepted and bring the pair to the target.
+        for move in moves.dropLast() { #expect(grid.apply(.move(move)) == .moved, "\(move)") }
+        #expect(grid.livePair?.column == target.column && grid.livePair?.orientation == target.orientation)
+    }
+}
