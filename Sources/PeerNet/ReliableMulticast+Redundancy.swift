@@ -7,8 +7,8 @@ import EggPrimitives
 /// Two carriers, both ordinary data items of the origin (the wire format is unchanged, and a
 /// receiver takes a copy like any retransmission: once, in order, duplicates counted):
 /// - **Piggybacked copies**: a data datagram that carries new own messages at game rate also
-///   carries copies of the `level` own messages before them that are not yet stable, within
-///   `redundancyBytesMax` bytes and the datagram's size.
+///   carries copies of the own messages before them that are not yet stable (`level` of them
+///   without echoes, one with echoes), within `redundancyBytesMax` bytes and the datagram's size.
 /// - **Echoes**: after a game-rate send, `level` datagrams (one every
 ///   `redundancyEchoDelayNanoseconds`) repeat the own messages sent since the first send not
 ///   yet echoed. At 60 messages a second the next datagram comes 16 ms later; an echo 1 ms
@@ -148,8 +148,10 @@ extension ReliableMulticast {
     /// datagram uses for copies and arms the echoes of this send.
     func noteGameRateSend(seq: UInt64, now: NetTime) {
         let level = currentRedundancyLevel(now: now)
-        redundancyLevelNow = level
         let echoes = min(level, config.redundancyEchoesMax)
+        // With echoes, one piggybacked copy covers what they all missed (rare: loss^(echoes + 1));
+        // without, the piggybacked copies are the redundancy.
+        redundancyLevelNow = echoes > 0 ? min(level, 1) : level
         guard echoes > 0, outData.count <= Self.redundancyBulkItemsMax else {
             // A burst (or no loss seen): no echoes of it.
             timers[.echo] = nil
@@ -197,6 +199,8 @@ extension ReliableMulticast {
 
     /// Appends to a data datagram being encoded (its new own messages start at `firstNewSeq`)
     /// copies of the `redundancyLevelNow` own messages before them that are not yet stable.
+    /// At game rate a message is sent again in up to `level` echoes 1, 2, 3 ms after it and
+    /// with the next datagram (16 ms later at 60 a second).
     /// Returns how many items it appended.
     func appendCopies(before firstNewSeq: UInt64, into w: inout BigEndianByteWriter, limit: Int, itemsRoom: Int) -> Int {
         guard redundancyLevelNow > 0, let stream = streams[me.id] else { return 0 }

@@ -299,7 +299,7 @@ public final class ReliableMulticast {
     /// Estimated fraction of packets lost (members' packet numbers, NACKs), as of `lossEstimateAt`.
     var lossEstimate: Double = 0
     var lossEstimateAt = NetTime.zero
-    /// Copies the next data datagram carries (set by each send; 0 under bulk load or no loss).
+    /// Copies the next data datagram carries (set by each send; 0 under bulk load or no loss, 1 with echoes).
     var redundancyLevelNow = 0
     /// Own messages sent in the current 100 ms bucket (from `rateBucketStart`) and the one before.
     var rateBucketStart = NetTime.zero
