@@ -153,10 +153,12 @@ extension ReliableMulticast {
         // without, the piggybacked copies are the redundancy.
         redundancyLevelNow = echoes > 0 ? min(level, 1) : level
         guard echoes > 0, outData.count <= Self.redundancyBulkItemsMax else {
-            // A burst (or no loss seen): no echoes of it.
-            timers[.echo] = nil
-            echoesLeft = 0
-            echoFromSeq = 0
+            // A burst (or no loss seen): no echoes of it (the common case touches no table).
+            if echoesLeft > 0 || echoFromSeq != 0 {
+                timers[.echo] = nil
+                echoesLeft = 0
+                echoFromSeq = 0
+            }
             return
         }
         if echoesLeft == 0 || echoFromSeq == 0 { echoFromSeq = seq }

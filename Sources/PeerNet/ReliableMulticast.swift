@@ -761,6 +761,7 @@ public final class ReliableMulticast {
         precondition(repairPending.count <= Self.repairPendingMax, "repair set bounded")
         precondition(outRepairs.count <= Self.repairPendingMax, "repair queue bounded")
         precondition(echoesLeft <= max(0, config.redundancyEchoesMax), "echoes bounded")
+        precondition(timers[.echo] == nil || echoesLeft > 0, "an armed echo has echoes left")
         precondition(lossEstimate >= 0 && lossEstimate <= 1, "loss estimate is a fraction")
         precondition(peers.count <= Self.peersMax, "peer table bounded")
         precondition(challengeQueue.count <= Self.challengeQueueMax, "challenge queue bounded")
