@@ -42,6 +42,8 @@ struct TimerOptions: ParsableArguments {
     var redundancyBytes: Int?
     @Option(help: "Redundancy: echo datagrams after a game-rate send at most, 0: piggybacked copies only (PeerNet default 3).")
     var redundancyEchoes: Int?
+    @Option(help: "Redundancy: delay from a send to its first echo and between echoes, in ms (PeerNet default 1).")
+    var redundancyEchoDelayMs: Double?
 
     func apply(to config: inout PeerNetConfig) {
         if let nackDelayMs { config.nackDelayMaxNanoseconds = nanoseconds(ms: nackDelayMs) }
@@ -51,6 +53,7 @@ struct TimerOptions: ParsableArguments {
         if let window { config.windowSizeMax = window }
         if let redundancyBytes { config.redundancyBytesMax = redundancyBytes }
         if let redundancyEchoes { config.redundancyEchoesMax = redundancyEchoes }
+        if let redundancyEchoDelayMs { config.redundancyEchoDelayNanoseconds = max(1, nanoseconds(ms: redundancyEchoDelayMs)) }
     }
 
     /// The same options as command-line arguments, for a child process.
@@ -63,13 +66,14 @@ struct TimerOptions: ParsableArguments {
         if let window { args += ["--window", "\(window)"] }
         if let redundancyBytes { args += ["--redundancy-bytes", "\(redundancyBytes)"] }
         if let redundancyEchoes { args += ["--redundancy-echoes", "\(redundancyEchoes)"] }
+        if let redundancyEchoDelayMs { args += ["--redundancy-echo-delay-ms", "\(redundancyEchoDelayMs)"] }
         return args
     }
 
     func describe(_ config: PeerNetConfig) -> String {
         "nack_delay_max=\(ms(config.nackDelayMaxNanoseconds))ms retransmit=\(ms(config.retransmitTimeoutNanoseconds))ms "
             + "repair_delay_max=\(ms(config.repairDelayMaxNanoseconds))ms heartbeat=\(ms(config.heartbeatIntervalNanoseconds))ms "
-            + "window=\(config.windowSizeMax) redundancy_bytes=\(config.redundancyBytesMax) redundancy_echoes=\(config.redundancyEchoesMax)"
+            + "window=\(config.windowSizeMax) redundancy_bytes=\(config.redundancyBytesMax) redundancy_echoes=\(config.redundancyEchoesMax) echo_delay=\(ms(config.redundancyEchoDelayNanoseconds))ms"
     }
 }
 
