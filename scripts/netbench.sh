@@ -2,8 +2,10 @@
 # PeerNet measurements (issue 3). Multicast stays on 127.0.0.1 (TTL 0); loss is injected by
 # nftables inside a private network namespace that this script creates and that dies with it.
 #
-#   scripts/netbench.sh latency            # 1,000 msg/s for 10 s, no loss
+#   scripts/netbench.sh latency            # game traffic: 4 peers each sending 60 msg/s for 20 s, no loss
 #   scripts/netbench.sh latency-loss [20]  # the same inside a namespace dropping 20 % of UDP
+#                                          # (one sender at 1,000 msg/s, as before issue 14:
+#                                          #  ... latency --peers 2 --senders 1 --rate 1000 --seconds 10)
 #   scripts/netbench.sh throughput         # 4 peer processes, 64-byte messages, flat out
 #   scripts/netbench.sh sim                # recovery time in the simulator, 0/10/20 % loss
 #   scripts/netbench.sh all
@@ -34,12 +36,12 @@ section=${1:-all}
 [ $# -gt 0 ] && shift
 case "$section" in
 latency)
-    timeout --kill-after=5 120 "$BIN" latency --rate 1000 --seconds 10 --port "$(random_port)" "$@" ;;
+    timeout --kill-after=5 120 "$BIN" latency --peers 4 --senders 4 --rate 60 --seconds 20 --port "$(random_port)" "$@" ;;
 latency-loss)
     loss=20
     if [ $# -gt 0 ] && [[ $1 =~ ^[0-9]+$ ]]; then loss=$1; shift; fi
     p=$(random_port)
-    in_lossy_namespace "$loss" "$p" "$BIN" latency --rate 1000 --seconds 10 --port "$p" --slow-threshold-us 1000 "$@" ;;
+    in_lossy_namespace "$loss" "$p" "$BIN" latency --peers 4 --senders 4 --rate 60 --seconds 20 --port "$p" --slow-threshold-us 1000 "$@" ;;
 throughput)
     timeout --kill-after=5 120 "$BIN" throughput --peers 4 --seconds 10 --payload 64 --port "$(random_port)" "$@" ;;
 sim)

@@ -9,7 +9,8 @@ import Glibc
 
 /// `eggs-netbench`: PeerNet measurements (issue 3).
 ///
-/// - `latency`: one sender process and one receiver process on 127.0.0.1; one-way delivery latency.
+/// - `latency`: peer processes on 127.0.0.1, some or all sending at a steady rate; one-way
+///   delivery latency and bytes on the wire per delivered message.
 /// - `throughput`: N peer processes on 127.0.0.1, all sending 64-byte messages flat out.
 /// - `sim-recovery`: the EggSim network on a virtual clock; time from a lost datagram to delivery.
 ///
@@ -37,6 +38,12 @@ struct TimerOptions: ParsableArguments {
     var heartbeatMs: Double?
     @Option(help: "Send window (own unstable messages), PeerNet default 1024.")
     var window: Int?
+    @Option(help: "Redundancy: bytes of copies a datagram may carry, 0 turns it off (PeerNet default 600).")
+    var redundancyBytes: Int?
+    @Option(help: "Redundancy: echo datagrams after a game-rate send at most, 0: piggybacked copies only (PeerNet default 3).")
+    var redundancyEchoes: Int?
+    @Option(help: "Redundancy: delay from a send to its first echo and between echoes, in ms (PeerNet default 1).")
+    var redundancyEchoDelayMs: Double?
 
     func apply(to config: inout PeerNetConfig) {
         if let nackDelayMs { config.nackDelayMaxNanoseconds = nanoseconds(ms: nackDelayMs) }
@@ -44,6 +51,9 @@ struct TimerOptions: ParsableArguments {
         if let repairDelayMs { config.repairDelayMaxNanoseconds = nanoseconds(ms: repairDelayMs) }
         if let heartbeatMs { config.heartbeatIntervalNanoseconds = max(1, nanoseconds(ms: heartbeatMs)) }
         if let window { config.windowSizeMax = window }
+        if let redundancyBytes { config.redundancyBytesMax = redundancyBytes }
+        if let redundancyEchoes { config.redundancyEchoesMax = redundancyEchoes }
+        if let redundancyEchoDelayMs { config.redundancyEchoDelayNanoseconds = max(1, nanoseconds(ms: redundancyEchoDelayMs)) }
     }
 
     /// The same options as command-line arguments, for a child process.
@@ -54,13 +64,16 @@ struct TimerOptions: ParsableArguments {
         if let repairDelayMs { args += ["--repair-delay-ms", "\(repairDelayMs)"] }
         if let heartbeatMs { args += ["--heartbeat-ms", "\(heartbeatMs)"] }
         if let window { args += ["--window", "\(window)"] }
+        if let redundancyBytes { args += ["--redundancy-bytes", "\(redundancyBytes)"] }
+        if let redundancyEchoes { args += ["--redundancy-echoes", "\(redundancyEchoes)"] }
+        if let redundancyEchoDelayMs { args += ["--redundancy-echo-delay-ms", "\(redundancyEchoDelayMs)"] }
         return args
     }
 
     func describe(_ config: PeerNetConfig) -> String {
         "nack_delay_max=\(ms(config.nackDelayMaxNanoseconds))ms retransmit=\(ms(config.retransmitTimeoutNanoseconds))ms "
             + "repair_delay_max=\(ms(config.repairDelayMaxNanoseconds))ms heartbeat=\(ms(config.heartbeatIntervalNanoseconds))ms "
-            + "window=\(config.windowSizeMax)"
+            + "window=\(config.windowSizeMax) redundancy_bytes=\(config.redundancyBytesMax) redundancy_echoes=\(config.redundancyEchoesMax) echo_delay=\(ms(config.redundancyEchoDelayNanoseconds))ms"
     }
 }
 
@@ -219,6 +232,9 @@ func wait(seconds: Double, pollMicroseconds: UInt32 = 10_000, _ condition: () ->
 /// PeerNet statistics worth reporting, as a Codable value.
 struct StatsSummary: Codable {
     var datagramsSent: UInt64
+    var bytesSent: UInt64
+    var messagesCopied: UInt64
+    var echoesSent: UInt64
     var datagramsReceived: UInt64
     var messagesSent: UInt64
     var messagesRetransmitted: UInt64
@@ -232,6 +248,9 @@ struct StatsSummary: Codable {
 
     init(_ s: PeerNetStats) {
         datagramsSent = s.datagramsSent
+        bytesSent = s.bytesSent
+        messagesCopied = s.messagesCopied
+        echoesSent = s.echoesSent
         datagramsReceived = s.datagramsReceived
         messagesSent = s.messagesSent
         messagesRetransmitted = s.messagesRetransmitted

@@ -46,6 +46,26 @@ public struct PeerNetConfig: Sendable, Hashable {
     /// Seed of the generator behind every randomized delay. Never the system's randomness.
     public var randomSeed: UInt64
 
+    // Redundancy for game-rate traffic (`ReliableMulticast+Redundancy.swift`): while loss is
+    // seen, own messages are sent again before anyone asks, so a lost datagram is repaired by
+    // the next one without a NACK round trip. Off under bulk load and while no loss is seen.
+    /// Bytes of copies one datagram may carry (item headers included); 0 turns redundancy off.
+    public var redundancyBytesMax: Int
+    /// Extra transmissions of a message at most (the level at the highest loss): copies of the
+    /// latest own messages piggybacked on a data datagram, and echoes after a send.
+    public var redundancyCopiesMax: Int
+    /// Echo datagrams (the latest own messages again) after a game-rate send, at most; 0: only
+    /// piggybacked copies. Their number follows the loss seen (at most `redundancyCopiesMax`).
+    public var redundancyEchoesMax: Int
+    /// Delay from a send to its first echo, and between echoes.
+    public var redundancyEchoDelayNanoseconds: UInt64
+    /// Level used even when no loss is seen (0: adaptive only; e.g. 1 on a link known lossy).
+    public var redundancyLevelMin: Int
+    /// Own messages per second above which the sender is under bulk load: no copies, no echoes.
+    public var redundancyRateMaxPerSecond: Int
+    /// Half-life of the loss estimate that drives the level (it also decays with every packet heard).
+    public var redundancyLossHalfLifeNanoseconds: UInt64
+
     public init(
         room: String = "eggs",
         peerID: PeerID,
@@ -63,7 +83,14 @@ public struct PeerNetConfig: Sendable, Hashable {
         blockedTimeoutNanoseconds: UInt64 = 10_000_000_000,
         windowSizeMax: Int = 1024,
         datagramBytesMax: Int = 1200,
-        randomSeed: UInt64? = nil
+        randomSeed: UInt64? = nil,
+        redundancyBytesMax: Int = 600,
+        redundancyCopiesMax: Int = 3,
+        redundancyEchoesMax: Int = 3,
+        redundancyEchoDelayNanoseconds: UInt64 = 1_000_000,
+        redundancyLevelMin: Int = 0,
+        redundancyRateMaxPerSecond: Int = 500,
+        redundancyLossHalfLifeNanoseconds: UInt64 = 2_000_000_000
     ) {
         self.room = room
         self.peerID = peerID
@@ -82,6 +109,13 @@ public struct PeerNetConfig: Sendable, Hashable {
         self.windowSizeMax = windowSizeMax
         self.datagramBytesMax = datagramBytesMax
         self.randomSeed = randomSeed ?? (peerID.raw &* 0x9E37_79B9_7F4A_7C15 ^ incarnation)
+        self.redundancyBytesMax = redundancyBytesMax
+        self.redundancyCopiesMax = redundancyCopiesMax
+        self.redundancyEchoesMax = redundancyEchoesMax
+        self.redundancyEchoDelayNanoseconds = redundancyEchoDelayNanoseconds
+        self.redundancyLevelMin = redundancyLevelMin
+        self.redundancyRateMaxPerSecond = redundancyRateMaxPerSecond
+        self.redundancyLossHalfLifeNanoseconds = redundancyLossHalfLifeNanoseconds
     }
 
     /// An incarnation for a peer process starting now: 64 bits from the system's generator,
@@ -141,6 +175,8 @@ public enum PeerNetStatus: Hashable, Sendable {
 /// `datagramsAccepted`, `datagramsLoopback` or one `dropped…` counter.
 public struct PeerNetStats: Hashable, Sendable {
     public var datagramsSent: UInt64 = 0
+    /// Bytes of the datagrams sent (UDP payload: every byte `pollTransmit` returned).
+    public var bytesSent: UInt64 = 0
     public var datagramsReceived: UInt64 = 0
     public var datagramsAccepted: UInt64 = 0
     /// Own datagrams echoed back by the multicast group.
@@ -187,6 +223,10 @@ public struct PeerNetStats: Hashable, Sendable {
     public var responsesSent: UInt64 = 0
     public var responsesSuppressed: UInt64 = 0
     public var peersProven: UInt64 = 0
+    /// Redundancy: copies of own messages sent before anyone asked (piggybacked on data
+    /// datagrams or in echoes), and echo datagrams sent. Not counted in `messagesRetransmitted`.
+    public var messagesCopied: UInt64 = 0
+    public var echoesSent: UInt64 = 0
 
     public init() {}
 

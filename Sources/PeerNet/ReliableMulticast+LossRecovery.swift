@@ -80,6 +80,7 @@ extension ReliableMulticast {
 
     func handleNack(origin: Member, ranges: [ClosedRange<UInt64>], from sender: Member, now: NetTime) {
         guard let stream = streams[origin.id], stream.member == origin else { return }
+        if origin == me, members.contains(sender) { noteOwnNack(now: now) }
         // Someone else asks for our gaps too: their NACK serves us; postpone ours.
         let postponed = now.adding(nanoseconds: renackDelay(origin.id))
         var budget = Wire.nackSpanMax

@@ -11,6 +11,8 @@ extension ReliableMulticast {
         var left = false
         var packetHighest: UInt64 = 0
         var packetBitmap: UInt64 = 0
+        /// The first packet number heard from this peer (the loss estimate judges none before it).
+        var packetFirst: UInt64 = 0
         /// Since when this member of our view reports an older view than ours.
         var staleViewSince: NetTime?
         /// The last heartbeat or report heard from this peer (echoed in our reports).
@@ -33,6 +35,7 @@ extension ReliableMulticast {
         /// Sliding-window replay check (64 packets behind the highest); counts for the loss estimate.
         mutating func acceptPacket(_ pn: UInt64) -> Bool {
             if pn > packetHighest {
+                if packetHighest == 0 { packetFirst = pn }
                 let shift = pn - packetHighest
                 packetBitmap = shift >= 64 ? 0 : packetBitmap << shift
                 if shift <= 64, packetHighest > 0 { packetBitmap |= 1 << (shift - 1) }
@@ -118,6 +121,7 @@ extension ReliableMulticast {
         guard var info = peers[envelope.sender], info.incarnation == envelope.incarnation else {
             return admitStranger(sender, envelope: envelope, frame: frame, now: now)
         }
+        let highestBefore = info.packetHighest, bitmapBefore = info.packetBitmap
         guard info.acceptPacket(envelope.packetNumber) else {
             stats.droppedReplayed += 1
             if now.nanoseconds(since: info.lastHeard) > config.suspectTimeoutNanoseconds {
@@ -132,6 +136,7 @@ extension ReliableMulticast {
         }
         info.lastHeard = max(info.lastHeard, now)
         peers[envelope.sender] = info
+        noteInboundPacket(envelope.packetNumber, highestBefore: highestBefore, bitmapBefore: bitmapBefore, firstHeard: info.packetFirst, now: now)
         return .known
     }
 

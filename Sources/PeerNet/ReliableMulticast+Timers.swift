@@ -22,6 +22,8 @@ extension ReliableMulticast {
         case nack(PeerID)
         /// The frames of the running view change go out again.
         case flushRetransmit
+        /// An echo of the latest own messages goes out (redundancy while loss is seen).
+        case echo
     }
 
     /// Arms `timer` at `at`, or keeps it where it is when that is earlier.
@@ -65,6 +67,7 @@ extension ReliableMulticast {
         fireIfDue(.challenge, now: now)
         fireIfDue(.heartbeat, now: now)
         fireIfDue(.report, now: now)
+        fireIfDue(.echo, now: now)
         fireIfDue(.repair, now: now)
         for m in members where m != me { fireIfDue(.nack(m.id), now: now) }  // sorted by ID
         fireIfDue(.flushRetransmit, now: now)
@@ -93,6 +96,8 @@ extension ReliableMulticast {
             fireNack(id, now: now)
         case .flushRetransmit:
             retransmitFlush(now: now)
+        case .echo:
+            fireEcho(now: now)
         }
     }
 }

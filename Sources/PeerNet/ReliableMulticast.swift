@@ -294,6 +294,20 @@ public final class ReliableMulticast {
     var timers: [Timer: NetTime] = [:]
     /// Own seq for which the tail-loss probe (the `.report` timer) was last armed.
     var probeArmedSeq: UInt64 = 0
+
+    // Redundancy (ReliableMulticast+Redundancy.swift).
+    /// Estimated fraction of packets lost (members' packet numbers, NACKs), as of `lossEstimateAt`.
+    var lossEstimate: Double = 0
+    var lossEstimateAt = NetTime.zero
+    /// Copies the next data datagram carries (set by each send; 0 under bulk load or no loss, 1 with echoes).
+    var redundancyLevelNow = 0
+    /// Own messages sent in the current 100 ms bucket (from `rateBucketStart`) and the one before.
+    var rateBucketStart = NetTime.zero
+    var rateBucketCount = 0
+    var ratePreviousCount = 0
+    /// Echoes still to send, and the first own seq they repeat (0: none running).
+    var echoesLeft = 0
+    var echoFromSeq: UInt64 = 0
     /// Own heartbeats and reports by `packetNumber % echoRingSize`: (packet number, sent at).
     var echoRing: [(packet: UInt64, at: NetTime)] = Array(repeating: (0, .zero), count: ReliableMulticast.echoRingSize)
     /// The latest `now` seen: condition deadlines already past are not polled again.
@@ -401,12 +415,17 @@ public final class ReliableMulticast {
             reportLagging()
             throw .windowFull
         }
+        lastNow = max(lastNow, now)
         let seq = nextSeq
         nextSeq += 1
         stats.messagesSent += 1
         pendingSends.append((seq, payload))
         if status == .member {
             transmitPending()
+            if redundancyEnabled {
+                countOwnTransmission(now: now)
+                noteGameRateSend(seq: seq, now: now)
+            }
             deliverReady()
             considerReport(now: now)
         }
@@ -431,6 +450,7 @@ public final class ReliableMulticast {
     public func pollTransmit() -> [UInt8]? {
         if let datagram = outControl.popFirst() {
             stats.datagramsSent += 1
+            stats.bytesSent += UInt64(datagram.count)
             return datagram
         }
         guard !outRepairs.isEmpty || !outData.isEmpty else { return nil }
@@ -444,20 +464,33 @@ public final class ReliableMulticast {
         let countOffset = w.bytes.count
         w.u8(0)
         var count = 0
+        var newOwn = 0
+        var firstNewSeq: UInt64 = 0
         let limit = config.datagramBytesMax - Wire.trailerBytesMax
         while count < Wire.itemsPerDatagramMax {
             let fromRepairs = !outRepairs.isEmpty
             guard let next = fromRepairs ? outRepairs.first : outData.first,
                   w.bytes.count + next.encodedBytes <= limit
             else { break }
-            if fromRepairs { outRepairs.removeFirst() } else { outData.removeFirst() }
+            if fromRepairs {
+                outRepairs.removeFirst()
+            } else {
+                outData.removeFirst()
+                if newOwn == 0 { firstNewSeq = next.seq }
+                newOwn += 1
+            }
             Wire.encodeItem(next, into: &w)
             count += 1
         }
         precondition(count > 0, "a single item always fits a datagram")
+        // Game rate (a few new own messages, nothing queued behind them): copies of the ones before.
+        if redundancyLevelNow > 0, newOwn > 0, newOwn <= Self.redundancyBulkItemsMax, outData.isEmpty {
+            count += appendCopies(before: firstNewSeq, into: &w, limit: limit, itemsRoom: Wire.itemsPerDatagramMax - count)
+        }
         w.bytes[countOffset] = UInt8(count)
         auth.appendTrailer(to: &w.bytes)
         stats.datagramsSent += 1
+        stats.bytesSent += UInt64(w.bytes.count)
         return w.bytes
     }
 
@@ -727,6 +760,9 @@ public final class ReliableMulticast {
         precondition(outData.count <= 2 * config.windowSizeMax + Wire.itemsPerDatagramMax, "send queue bounded")
         precondition(repairPending.count <= Self.repairPendingMax, "repair set bounded")
         precondition(outRepairs.count <= Self.repairPendingMax, "repair queue bounded")
+        precondition(echoesLeft <= max(0, config.redundancyEchoesMax), "echoes bounded")
+        precondition(timers[.echo] == nil || echoesLeft > 0, "an armed echo has echoes left")
+        precondition(lossEstimate >= 0 && lossEstimate <= 1, "loss estimate is a fraction")
         precondition(peers.count <= Self.peersMax, "peer table bounded")
         precondition(challengeQueue.count <= Self.challengeQueueMax, "challenge queue bounded")
         precondition(challengedAt.count <= Self.challengedRecentlyMax, "challenged table bounded")

@@ -37,6 +37,12 @@ import EggPrimitives
 /// version 1. It is a new version all the same: a version-1 peer cannot prove itself to a
 /// version-2 one, so each reports the other as incompatible instead of never joining silently.
 ///
+/// Redundancy (issue 14: copies of a sender's latest unstable messages piggybacked on its data
+/// datagrams, and echo datagrams of them) changes nothing on the wire: a copy is an ordinary
+/// data item of its origin, exactly like a retransmission, so any version-2 peer takes it (once,
+/// in order; a second copy counts as a duplicate), and a peer without redundancy interoperates.
+/// While no loss is seen, a peer's datagrams are byte for byte what they were before.
+///
 /// Every field is validated before use (`decode` drops the datagram as malformed otherwise):
 /// seqs at most `seqMax`, view ids at most `viewIDMax`, ballot attempts at most `attemptMax`,
 /// no ID twice in one list, status bytes and cut flags from their enums, list lengths capped.

@@ -78,7 +78,9 @@ struct SimPinnedValueTests {
 
     /// Pinned on main 9ffdde1 and unchanged by the move to EggPrimitives and swift-collections'
     /// `Heap`. A deliberate change of PeerNet's behaviour (timers, view changes) changes it too:
-    /// then re-pin the printed values, after the swarms show the change is sound.
+    /// then re-pin the printed values, after the swarms show the change is sound. Re-pinned for
+    /// issue 14's redundancy (the swarm's loss turns echoes and copies on: the same 202 records,
+    /// other delivery times and packet counts); the swarms passed with it.
     @Test("a seed of the fault swarm is pinned: the same events at the same virtual times, the same packets delivered")
     func faultSwarmPinned() {
         let options = SimOptions.swarm(seed: 4242, peerCountMax: 5, withFaults: true)
@@ -87,6 +89,6 @@ struct SimPinnedValueTests {
         network.run(until: NetTime(nanoseconds: 6 * seconds))
         let (records, hash) = Self.digest(network)
         #expect(records == 202)
-        #expect(hash == 1_254_143_895_819_290_304)
+        #expect(hash == 9_833_995_729_045_578_916)
     }
 }
