@@ -433,8 +433,7 @@ public struct Replay {
             case .event(let event, let at, _):
                 if case .delivered = event { messages += 1 }
                 peer!.handle(event, now: NetTime(nanoseconds: UInt64(max(0, at)) &* 1_000))
-                while peer!.pollSend() != nil {}
-                while let e = peer!.pollEvent() { if case .desync(let d) = e { desyncs.append(d) } }
+                peer!.drainOutputs { if case .desync(let d) = $0 { desyncs.append(d) } }
             }
         }
     }
