@@ -272,28 +272,34 @@ private struct JSONParser {
             + (1...12).map { "ticks:\($0)" }
         var table: [(key: UInt64, string: String)] = []
         for word in Set(words) where word.utf8.count <= 8 {
-            table.append((pack(Array(word.utf8)[...]), word))
+            let utf8 = Array(word.utf8)
+            table.append((pack(utf8, 0, utf8.count), word))
         }
         return table.sorted { $0.key < $1.key }
     }()
 
-    private static func pack(_ bytes: ArraySlice<UInt8>) -> UInt64 {
+    private static func pack(_ bytes: [UInt8], _ start: Int, _ end: Int) -> UInt64 {
         var key: UInt64 = 0
-        for (shift, byte) in bytes.enumerated() { key |= UInt64(byte) << (8 * UInt64(shift)) }
+        var shift: UInt64 = 0
+        for index in start..<end {
+            key |= UInt64(bytes[index]) &<< shift
+            shift &+= 8
+        }
         return key
     }
 
     /// The interned literal for the ASCII bytes `start..<end`, if they are one.
     private static func interned(_ bytes: [UInt8], _ start: Int, _ end: Int) -> String? {
         guard end - start <= 8, end > start else { return nil }
-        let key = pack(bytes[start..<end])
-        let table = internedTable
-        var low = 0, high = table.count
-        while low < high {
-            let mid = (low + high) / 2
-            if table[mid].key < key { low = mid + 1 } else { high = mid }
+        let key = pack(bytes, start, end)
+        return internedTable.withUnsafeBufferPointer { table in
+            var low = 0, high = table.count
+            while low < high {
+                let mid = (low + high) / 2
+                if table[mid].key < key { low = mid + 1 } else { high = mid }
+            }
+            return low < table.count && table[low].key == key ? table[low].string : nil
         }
-        return low < table.count && table[low].key == key ? table[low].string : nil
     }
 
     mutating func string() throws(JSONError) -> String {
