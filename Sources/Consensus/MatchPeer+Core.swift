@@ -507,14 +507,15 @@ public struct MatchPeer: Sendable {
                 stats.ignoredMessages += 1
                 return
             }
-            guard match!.mirrored, match!.mirrors[from] != nil else {
+            // Read in place (`mirrors[from]` would copy the mirror, twice a message).
+            guard match!.mirrored, let queued = match!.readMirror(from, { $0.queue.count }) else {
                 guard match!.players.contains(from) else { stats.ignoredMessages += 1; return }
                 // Not mirrored (joined mid-game): count spawns only, to vote far enough ahead.
                 let spawns = items.filter { $0 == .input(.spawn) }.count
                 match!.spawnedBase[from, default: 0] += spawns
                 return
             }
-            guard match!.mirrors[from]!.queue.count + items.count <= PlayerMirror.queueMax else {
+            guard queued + items.count <= PlayerMirror.queueMax else {
                 stats.ignoredMessages += 1
                 return
             }
