@@ -260,6 +260,48 @@ private struct JSONParser {
         return code
     }
 
+    /// Strings the message log writes on most lines (keys, message types, stream items), as
+    /// literals, keyed by their bytes packed into a `UInt64` (at most 8 bytes, none of them NUL,
+    /// so the packing is one to one), sorted for a binary search.
+    private static let internedTable: [(key: UInt64, string: String)] = {
+        let words = ["from", "seq", "at", "msg", "d", "type", "game", "inputs", "values", "first", "pairs", "hash",
+                     "tick", "winner", "view", "id", "members", "joined", "departed", "key", "end", "lines",
+                     "votes", "clock", "gameOver", "hello", "name", "role", "protocol", "rules", "player", "sfe", "tsu",
+                     "spawn", "left", "right", "cw", "ccw", "down", "drop", "match", "speed", "colors", "games", "play",
+                     "start", "grids", "cells", "ready", "go", "version", "author", "settings", "unready", "leave"]
+            + (1...12).map { "ticks:\($0)" }
+        var table: [(key: UInt64, string: String)] = []
+        for word in Set(words) where word.utf8.count <= 8 {
+            let utf8 = Array(word.utf8)
+            table.append((pack(utf8, 0, utf8.count), word))
+        }
+        return table.sorted { $0.key < $1.key }
+    }()
+
+    private static func pack(_ bytes: [UInt8], _ start: Int, _ end: Int) -> UInt64 {
+        var key: UInt64 = 0
+        var shift: UInt64 = 0
+        for index in start..<end {
+            key |= UInt64(bytes[index]) &<< shift
+            shift &+= 8
+        }
+        return key
+    }
+
+    /// The interned literal for the ASCII bytes `start..<end`, if they are one.
+    private static func interned(_ bytes: [UInt8], _ start: Int, _ end: Int) -> String? {
+        guard end - start <= 8, end > start else { return nil }
+        let key = pack(bytes, start, end)
+        return internedTable.withUnsafeBufferPointer { table in
+            var low = 0, high = table.count
+            while low < high {
+                let mid = (low + high) / 2
+                if table[mid].key < key { low = mid + 1 } else { high = mid }
+            }
+            return low < table.count && table[low].key == key ? table[low].string : nil
+        }
+    }
+
     mutating func string() throws(JSONError) -> String {
         let open = offset
         offset += 1  // opening quote
@@ -271,6 +313,12 @@ private struct JSONParser {
             end += 1
         }
         if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
+            // The log's keys and short names come back as the same immortal literals (no
+            // allocation, no UTF-8 check, no reference counting).
+            if ascii, let known = JSONParser.interned(bytes, offset, end) {
+                offset = end + 1
+                return known
+            }
             // ASCII needs no validation (and String(decoding:) is the fast, specialised path).
             let s: String? = ascii ? String(decoding: bytes[offset..<end], as: UTF8.self) : String(validating: bytes[offset..<end], as: UTF8.self)
             guard let s else { throw error("a string is not valid UTF-8", at: open) }
@@ -336,6 +384,7 @@ private struct JSONParser {
     mutating func array(depth: Int) throws(JSONError) -> JSONValue {
         offset += 1
         var items: [JSONValue] = []
+        items.reserveCapacity(8)
         skipSpace()
         if offset < bytes.count, bytes[offset] == UInt8(ascii: "]") { offset += 1; return .array(items) }
         while true {
@@ -352,6 +401,7 @@ private struct JSONParser {
     mutating func object(depth: Int) throws(JSONError) -> JSONValue {
         offset += 1
         var pairs: [(String, JSONValue)] = []
+        pairs.reserveCapacity(8)
         skipSpace()
         if offset < bytes.count, bytes[offset] == UInt8(ascii: "}") { offset += 1; return .object(pairs) }
         while true {

@@ -65,8 +65,16 @@ extension MatchMessage {
     }
 
     static func parseInput(_ text: String) -> StreamInput? {
-        if text == "spawn" { return .spawn }
-        if let move = Move.allCases.first(where: { $0.jsonName == text }) { return .move(move) }
+        switch text {
+        case "spawn": return .spawn
+        case "left": return .move(.left)
+        case "right": return .move(.right)
+        case "cw": return .move(.rotateCW)
+        case "ccw": return .move(.rotateCCW)
+        case "down": return .move(.down)
+        case "drop": return .move(.hardDrop)
+        default: break
+        }
         if text.hasPrefix("offset:") {
             guard let n = decimal(text.dropFirst(7)), (1...garbageOffsetMax).contains(n) else { return nil }
             return .offsetGarbage(n)

@@ -90,6 +90,15 @@ public struct MatchPeer: Sendable {
         return events.popFirst()
     }
 
+    /// For a replay, which sends nothing: drops every payload waiting for ``pollSend()`` and
+    /// hands every waiting event to `body`, in order. What calling both until `nil` does, with
+    /// the invariants checked once instead of once a payload and once an event.
+    public mutating func drainOutputs(events body: (MatchEvent) -> Void) {
+        defer { checkInvariants() }
+        outbox.removeAll(keepingCapacity: true)
+        while let event = events.popFirst() { body(event) }
+    }
+
     mutating func emit(_ event: MatchEvent) {
         // Consecutive lobby notices say nothing more than one.
         if event == .lobbyChanged, events.last == .lobbyChanged { return }
@@ -110,12 +119,15 @@ public struct MatchPeer: Sendable {
     /// Feeds one PeerNet event, in delivery order. `now` times egg waits.
     public mutating func handle(_ event: PeerNetEvent, now: NetTime = .zero) {
         defer { checkInvariants() }
+        // A delivery that ends in `processDecisions` at its fixed point spares `afterInput` the
+        // same call again (one pass of it a message instead of three).
+        var settled = false
         switch event {
         case .viewChanged(let newView): install(newView)
         case .delivered(let delivery):
             stats.delivered += 1
             if isSynced {
-                deliver(delivery)
+                settled = deliver(delivery)
             } else if case .snapshot(let snapshot)? = MatchMessage.decode(delivery.payload), snapshot.view == view?.id {
                 adopt(snapshot)
             } else if buffered.count < Self.bufferedMax {
@@ -128,7 +140,7 @@ public struct MatchPeer: Sendable {
         case .incompatible, .lagging, .incarnationEnded:
             break
         }
-        afterInput(now: now)
+        afterInput(now: now, settled: settled)
     }
 
     /// PeerNet gave up the view (blocked too long, cut off from most of it): this peer's part of
@@ -356,20 +368,23 @@ public struct MatchPeer: Sendable {
         }
         let pending = buffered
         buffered = []
-        for delivery in pending { deliver(delivery) }
+        for delivery in pending { _ = deliver(delivery) }
     }
 
     // MARK: - Deliveries
 
-    private mutating func deliver(_ delivery: Delivery) {
+    /// Applies one delivered message, then every decision it made ready.
+    /// - Returns: whether it ended with ``processDecisions()`` at its fixed point (false for a
+    ///   message dropped before that).
+    private mutating func deliver(_ delivery: Delivery) -> Bool {
         guard let message = MatchMessage.decode(delivery.payload) else {
             stats.invalidDropped += 1
-            return
+            return false
         }
         let from = delivery.from
         guard view?.contains(from) ?? false else {
             stats.ignoredMessages += 1
-            return
+            return false
         }
         if unheard.contains(from) {
             switch message {
@@ -377,7 +392,7 @@ public struct MatchPeer: Sendable {
             case .snapshot, .leave: break
             default:
                 stats.staleDropped += 1
-                return
+                return false
             }
         }
         switch message {
@@ -405,7 +420,7 @@ public struct MatchPeer: Sendable {
         case .grids(let game, let pictures):
             receivePictures(game: game, pictures: pictures)
         }
-        processDecisions()
+        return processDecisions()
     }
 
     /// Games whose messages are accepted: the current one and the next one.
@@ -492,14 +507,15 @@ public struct MatchPeer: Sendable {
                 stats.ignoredMessages += 1
                 return
             }
-            guard match!.mirrored, match!.mirrors[from] != nil else {
+            // Read in place (`mirrors[from]` would copy the mirror, twice a message).
+            guard match!.mirrored, let queued = match!.readMirror(from, { $0.queue.count }) else {
                 guard match!.players.contains(from) else { stats.ignoredMessages += 1; return }
                 // Not mirrored (joined mid-game): count spawns only, to vote far enough ahead.
                 let spawns = items.filter { $0 == .input(.spawn) }.count
                 match!.spawnedBase[from, default: 0] += spawns
                 return
             }
-            guard match!.mirrors[from]!.queue.count + items.count <= PlayerMirror.queueMax else {
+            guard queued + items.count <= PlayerMirror.queueMax else {
                 stats.ignoredMessages += 1
                 return
             }

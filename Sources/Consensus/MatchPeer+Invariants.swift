@@ -37,9 +37,11 @@ extension MatchPeer {
         precondition(m.leftDuringGame.allSatisfy(m.players.contains), "only players leave a game")
         precondition(m.mirrors.keys.allSatisfy(m.players.contains), "mirrors are of players")
         precondition(!m.mirrored || m.mirrors.count == m.players.count, "a mirrored game mirrors every player")
-        for mirror in m.mirrors.values {
-            precondition(mirror.queue.count <= PlayerMirror.queueMax, "a mirror's queue stays within queueMax")
-            precondition(mirror.garbageLanded <= mirror.garbageReceived, "a mirror never lands garbage it was not sent")
+        // By index: `values[index]` is read in place, no copy of a mirror.
+        for index in m.mirrors.indices {
+            precondition(m.mirrors.values[index].queue.count <= PlayerMirror.queueMax, "a mirror's queue stays within queueMax")
+            precondition(m.mirrors.values[index].garbageLanded <= m.mirrors.values[index].garbageReceived,
+                         "a mirror never lands garbage it was not sent")
         }
     }
 }

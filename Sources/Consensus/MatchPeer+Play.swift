@@ -7,11 +7,16 @@ extension MatchPeer {
     static func gamesMax(_ settings: MatchSettings) -> Int { settings.gamesPerMatch * 2 + 1 }
 
     /// After every input: apply decisions, drain mirrors, vote ahead, let the owner spawn.
-    mutating func afterInput(now: NetTime) {
+    /// - Parameter settled: the input ended with a ``processDecisions()`` that reached its fixed
+    ///   point (a delivered message), so running it again here would change nothing.
+    mutating func afterInput(now: NetTime, settled: Bool = false) {
         guard isSynced else { return }
-        processDecisions()
+        var settled = settled
+        if !settled { settled = processDecisions() }
+        // During a match the lobby timers only reset: nothing for a second pass to apply.
+        let inMatch = match != nil
         runLobbyTimers(now: now)
-        processDecisions()
+        if !(settled && inMatch) { processDecisions() }
         ownerSettle(now: now)
         flushOwner()
     }
@@ -20,8 +25,12 @@ extension MatchPeer {
     /// by starting a match or finishing a game, so a few passes suffice; a backlog beyond
     /// `decisionPassesMax` passes is counted in `stats.decisionPassesCut` and the rest is applied
     /// after the next input (a limit on the work of one call, never a silent stop).
-    mutating func processDecisions() {
-        guard isSynced else { return }
+    /// - Returns: true when it stopped at its fixed point: called again with nothing changed in
+    ///   between, it would change nothing (its last pass started no match, finished no game, and
+    ///   drained every mirror as far as it goes; its votes and pictures went to the outbox only).
+    @discardableResult
+    mutating func processDecisions() -> Bool {
+        guard isSynced else { return true }
         for _ in 0..<Self.decisionPassesMax {
             var changed = false
             if match == nil, let result = startVotes[matchRound]?.result {
@@ -39,9 +48,10 @@ extension MatchPeer {
                 }
             }
             voteAhead()
-            if !changed { return }
+            if !changed { return true }
         }
         stats.decisionPassesCut += 1
+        return false
     }
 
     /// Passes of `processDecisions` in one call at most.
@@ -156,9 +166,11 @@ extension MatchPeer {
 
     /// Applies the queued items of `player` that can be applied now; true if any was.
     private mutating func drainOne(_ player: PeerID) -> Bool {
+        // Most calls find nothing queued: answered without copying the mirror.
+        guard match!.readMirror(player, { !$0.queue.isEmpty }) == true else { return false }
         // Taken out of the table while it changes, so its grid and queue are uniquely held and
         // change in place (no copy on write); put back on every way out.
-        guard var mirror = match!.mirrors.removeValue(forKey: player) else { return false }
+        var mirror = match!.mirrors.removeValue(forKey: player)!
         let game = match!.game
         var applied = false
         defer { match!.mirrors[player] = mirror }
@@ -286,7 +298,7 @@ extension MatchPeer {
     /// Votes the winner once the players' streams decide the game (see `gameResult`).
     private mutating func voteGameOverIfSeen() {
         guard match?.mirrored == true, match?.myGameOverVote == .notCast, let view else { return }
-        guard let winner = Self.gameResult(match!, view: view) else { return }
+        guard let winner = Self.gameResult(&match!, view: view) else { return }
         match!.myGameOverVote = .cast(winner: winner)
         send(.gameOverVote(game: match!.game, winner: winner))
     }
@@ -301,7 +313,11 @@ extension MatchPeer {
         let lookahead = min(Int(EggRounds.roundsMax), config.lookaheadRounds)
         if let game = match?.game, rounds[game] != nil {
             var spawned = owner?.grid.pairsSpawned ?? 0
-            for player in match!.players { spawned = max(spawned, match!.pairsSpawned(player)) }
+            for player in match!.players {
+                // In place: `pairsSpawned(_:)` would copy the mirror.
+                let pairs = match!.readMirror(player) { $0.grid.pairsSpawned } ?? match!.spawnedBase[player] ?? 0
+                spawned = max(spawned, pairs)
+            }
             let target = min(Int(EggRounds.roundsMax), spawned + lookahead)
             voteRounds(game: game, upTo: UInt32(target), from: votedUpTo[game] ?? rounds[game]!.frontier)
         }

@@ -14,14 +14,15 @@ import PeerNet
 /// Players who left the view (or are out of this game) do not take part.
 extension MatchPeer {
     /// The winner (`.some(nil)`: a draw) once the streams decide the game; `nil` while undecided.
-    static func gameResult(_ m: MatchState, view: MembershipView) -> PeerID?? {
+    /// `m` is only read (`inout` so that its mirrors are read in place, see `readMirror`).
+    static func gameResult(_ m: inout MatchState, view: MembershipView) -> PeerID?? {
         // One pass without allocating: this runs after every delivered message.
         var playing = 0, live = 0, atLatest = 0
         var first: PeerID?, survivor: PeerID?, lastToppedOut: PeerID?
         var latest: UInt32?
         var tickUnknown = false
         for player in m.players where view.contains(player) && !m.leftDuringGame.contains(player) {
-            guard let toppedOut = m.mirrors[player]?.isToppedOut else { continue }
+            guard let (toppedOut, toppedOutTick) = m.readMirror(player, { ($0.isToppedOut, $0.toppedOutTick) }) else { continue }
             playing += 1
             if first == nil { first = player }
             guard toppedOut else {
@@ -30,7 +31,7 @@ extension MatchPeer {
                 continue
             }
             // Its top-out tick follows the topping-out spawn in its stream.
-            guard let tick = m.mirrors[player]!.toppedOutTick else {
+            guard let tick = toppedOutTick else {
                 tickUnknown = true
                 continue
             }
@@ -46,7 +47,7 @@ extension MatchPeer {
         guard !tickUnknown, live <= 1, let latest else { return nil }
         if let survivor {
             // The survivor wins once its stream shows it alive after the last top-out.
-            guard let clock = m.mirrors[survivor]!.clock, clock > latest else { return nil }
+            guard let clock = m.readMirror(survivor, { $0.clock }) ?? nil, clock > latest else { return nil }
             return .some(survivor)
         }
         return .some(atLatest == 1 ? lastToppedOut : nil)

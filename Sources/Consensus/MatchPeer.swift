@@ -239,6 +239,15 @@ public struct MatchState: Sendable {
     func pairsSpawned(_ player: PeerID) -> Int {
         mirrors[player].map { $0.grid.pairsSpawned } ?? spawnedBase[player] ?? 0
     }
+
+    /// Reads `player`'s mirror in place (`nil` without one), changing nothing. Through the
+    /// table's modify accessor because `Dictionary` has no borrowing read: its getters
+    /// (`mirrors[player]`, `values[index]`) copy the whole mirror, retaining and releasing its
+    /// grid's and queue's storage, and the per-message paths read mirrors many times a message.
+    mutating func readMirror<R>(_ player: PeerID, _ read: (inout PlayerMirror) -> R) -> R? {
+        guard let index = mirrors.index(forKey: player) else { return nil }
+        return read(&mirrors.values[index])
+    }
 }
 
 /// The local player's own grid, driven by the driver's ticks and moves.

@@ -108,8 +108,9 @@ public struct LogDigest: @unchecked Sendable {
         mac = HMAC<SHA256>(key: key)
     }
 
-    /// The digest of the next line, `body` (plus a closing brace when `closing`).
-    private mutating func next(_ body: ArraySlice<UInt8>, closing: Bool) -> [UInt8] {
+    /// The digest of the next line, `body` (plus a closing brace when `closing`), handed to
+    /// `use` (its first ``bytes`` bytes count) without copying it into an array.
+    private mutating func next<R>(_ body: ArraySlice<UInt8>, closing: Bool, _ use: (UnsafeRawBufferPointer) -> R) -> R {
         scratch.removeAll(keepingCapacity: true)
         if mac == nil { scratch.append(contentsOf: LogDigest.domain) }
         scratch.append(contentsOf: previous)
@@ -118,17 +119,17 @@ public struct LogDigest: @unchecked Sendable {
         guard var m = mac else {
             var hash = SHA256()
             scratch.withUnsafeBytes { hash.update(bufferPointer: $0) }
-            return hash.finalize().withUnsafeBytes { Array($0.prefix(LogDigest.bytes)) }
+            return hash.finalize().withUnsafeBytes(use)
         }
         m.update(data: scratch)
         let code = m.finalize()
-        return code.withUnsafeBytes { Array($0.prefix(LogDigest.bytes)) }
+        return code.withUnsafeBytes(use)
     }
 
     /// `body` (one JSON object) with its digest `"d"` as the last key.
     public mutating func seal(_ body: String) -> String {
         precondition(body.hasPrefix("{") && body.hasSuffix("}"), "a log line is one JSON object")
-        let digest = next(Array(body.utf8)[...], closing: false)
+        let digest = next(Array(body.utf8)[...], closing: false) { Array($0.prefix(LogDigest.bytes)) }
         previous = digest
         let hex = digest.map { MessageLog.hex2($0) }.joined()
         return String(body.dropLast()) + ",\"d\":\"" + hex + "\"}"
@@ -143,15 +144,19 @@ public struct LogDigest: @unchecked Sendable {
         let shaped = prefix.withUTF8Buffer { p in (0..<p.count).allSatisfy { line[cut + $0] == p[$0] } }
             && line[line.endIndex - 2] == UInt8(ascii: "\"") && line[line.endIndex - 1] == UInt8(ascii: "}")
         guard shaped else { return false }
-        var written = [UInt8](repeating: 0, count: LogDigest.bytes)
-        for index in 0..<LogDigest.bytes {
-            guard let high = Self.nibble(line[cut + 6 + 2 * index]), let low = Self.nibble(line[cut + 7 + 2 * index]) else {
-                return false
+        // The written digest is compared with the computed one byte by byte, in place (no
+        // arrays a line); a digit that is not lowercase hex fails the check as a mismatch does.
+        let matches = next(line[line.startIndex..<cut], closing: true) { digest in
+            for index in 0..<LogDigest.bytes {
+                guard let high = Self.nibble(line[cut + 6 + 2 * index]), let low = Self.nibble(line[cut + 7 + 2 * index]),
+                      digest[index] == high << 4 | low else { return false }
             }
-            written[index] = high << 4 | low
+            return true
         }
-        guard next(line[line.startIndex..<cut], closing: true) == written else { return false }
-        previous = written
+        guard matches else { return false }
+        for index in 0..<LogDigest.bytes {
+            previous[index] = Self.nibble(line[cut + 6 + 2 * index])! << 4 | Self.nibble(line[cut + 7 + 2 * index])!
+        }
         return true
     }
 
@@ -441,8 +446,7 @@ public struct Replay {
             case .event(let event, let at, _):
                 if case .delivered = event { messages += 1 }
                 peer!.handle(event, now: NetTime(nanoseconds: UInt64(max(0, at)) &* 1_000))
-                while peer!.pollSend() != nil {}
-                while let e = peer!.pollEvent() { if case .desync(let d) = e { desyncs.append(d) } }
+                peer!.drainOutputs { if case .desync(let d) = $0 { desyncs.append(d) } }
             }
         }
     }
