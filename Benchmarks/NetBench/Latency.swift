@@ -30,6 +30,10 @@ struct Latency: ParsableCommand {
     var slowThresholdUs: Double = 1000
     @OptionGroup var group: GroupOptions
     @OptionGroup var timers: TimerOptions
+    @Option(help: ArgumentHelp("Runs peer N in network namespace <prefix>N with interface <subnet>.N (namespaces made by scripts/lan-bench.sh).", valueName: "prefix"))
+    var netnsPrefix: String?
+    @Option(help: "The /24 of the namespaced hosts' addresses (with --netns-prefix).")
+    var netnsSubnet: String = "10.77.0"
 
     func validate() throws {
         guard (1...100_000).contains(rate) else { throw ValidationError("--rate must be in 1...100000") }
@@ -51,7 +55,12 @@ struct Latency: ParsableCommand {
         var children: [Child] = []
         for id in 1...peers {
             do {
-                children.append(try spawn(label: "peer\(id)", arguments: ["latency-peer", "--id", "\(id)"] + common))
+                if let prefix = netnsPrefix {
+                    children.append(try spawn(label: "peer\(id)", arguments: ["latency-peer", "--id", "\(id)", "--interface", "\(netnsSubnet).\(id)"] + common,
+                                              launcher: ["ip", "netns", "exec", "\(prefix)\(id)"]))
+                } else {
+                    children.append(try spawn(label: "peer\(id)", arguments: ["latency-peer", "--id", "\(id)"] + common))
+                }
             } catch {
                 _ = reap(children, deadline: Date())
                 throw error

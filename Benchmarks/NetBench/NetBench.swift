@@ -81,8 +81,10 @@ struct TimerOptions: ParsableArguments {
 struct GroupOptions: ParsableArguments {
     @Option(help: "UDP port of the group (default: a random port in 20000...60000).")
     var port: Int?
-    @Option(help: "IPv4 multicast group (on 127.0.0.1 only, TTL 0).")
+    @Option(help: "IPv4 multicast group (on 127.0.0.1 with TTL 0, or inside namespaces the caller made).")
     var group: String = "239.255.77.91"
+    @Option(help: ArgumentHelp("Interface address: 127.0.0.1 (TTL 0), or a host's address inside network namespaces the caller made (TTL 1; scripts/lan-bench.sh).", visibility: .hidden))
+    var interface: String = "127.0.0.1"
 
     func validate() throws {
         if let port, !(1024...65535).contains(port) { throw ValidationError("--port must be in 1024...65535") }
@@ -90,7 +92,7 @@ struct GroupOptions: ParsableArguments {
     }
 
     func multicast(port: Int) -> MulticastOptions {
-        MulticastOptions(group: group, port: port, interface: "127.0.0.1", ttl: 0)
+        MulticastOptions(group: group, port: port, interface: interface, ttl: interface == "127.0.0.1" ? 0 : 1)
     }
 }
 
@@ -157,13 +159,20 @@ func selfExecutable() -> String {
     return String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
 
-func spawn(label: String, arguments: [String]) throws -> Child {
+/// Starts this binary with `arguments`, or `launcher` with this binary and them (e.g. `ip netns
+/// exec h1`: the child runs in another network namespace).
+func spawn(label: String, arguments: [String], launcher: [String] = []) throws -> Child {
     let output = FileManager.default.temporaryDirectory.appendingPathComponent("eggs-netbench-\(getpid())-\(label).out")
     _ = FileManager.default.createFile(atPath: output.path, contents: nil)
     let handle = try FileHandle(forWritingTo: output)
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: selfExecutable())
-    process.arguments = arguments
+    if let command = launcher.first {
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [command] + launcher.dropFirst() + [selfExecutable()] + arguments
+    } else {
+        process.executableURL = URL(fileURLWithPath: selfExecutable())
+        process.arguments = arguments
+    }
     process.standardOutput = handle
     process.standardError = handle
     try process.run()
