@@ -288,11 +288,15 @@ final class NetPlayScreen: Screen {
         return matchPicture == nil || moved
     }
 
-    /// The grid to draw for remote player `id`: its board carried on in time when it is at the
-    /// mirror's stream position, else the mirror's grid as it stands.
+    /// Remote player `id`'s board carried on in time, when it is at the mirror's stream position.
+    private func carriedBoard(_ id: PeerID, game: UInt32, mirror: PlayerMirror) -> RemoteBoard? {
+        guard let board = remoteBoards[id], board.game == game, board.inputs == mirror.inputsApplied else { return nil }
+        return board
+    }
+
+    /// The grid to draw for remote player `id`: its carried board's, else the mirror's grid as it stands.
     private func remoteGrid(_ id: PeerID, game: UInt32, mirror: PlayerMirror) -> PlayerGrid {
-        if let board = remoteBoards[id], board.game == game, board.inputs == mirror.inputsApplied { return board.grid }
-        return mirror.grid
+        carriedBoard(id, game: game, mirror: mirror)?.grid ?? mirror.grid
     }
 
     /// Totals the finished game into the match's figures and raises the game-over banner over
@@ -439,7 +443,7 @@ final class NetPlayScreen: Screen {
             let mirror = state.mirrors[id]
             let grid = isMe ? match.owner!.grid : (mirror.map { remoteGrid(id, game: state.game, mirror: $0) } ?? PlayerGrid())
             if state.mirrored, let frames = ChainFrames.shared {
-                let carriedOn = !isMe && (remoteBoards[id].map { $0.game == state.game && $0.inputs == mirror?.inputsApplied && $0.ahead > 0 } ?? false)
+                let carriedOn = !isMe && (mirror.flatMap { carriedBoard(id, game: state.game, mirror: $0) }?.ahead ?? 0) > 0
                 frames.drew(isMe ? .owner : .mirror, board: "\(id.hex)/\(state.game)", grid: grid, carriedOn: carriedOn)
             }
             var next: [EggPair] = []
