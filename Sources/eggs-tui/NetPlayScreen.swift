@@ -241,10 +241,15 @@ final class NetPlayScreen: Screen {
     /// to flash the other way. (The own grid's changes are the tick's; events are drawn anyway.)
     private func advanceRemoteBoards() -> Bool {
         let me = peer.id
-        let remote = peer.withMatch { match, _ -> (UInt32, [(PeerID, Int, PlayerGrid, Int, Int)])? in
+        // Under the host's lock only the counts are read, and a grid only where the mirror moved
+        // on since the screen took it (most ticks none did): the lock is held briefly.
+        let held = remoteBoards.mapValues { ($0.game, $0.inputs) }
+        let remote = peer.withMatch { match, _ -> (UInt32, [(PeerID, Int, PlayerGrid?, Int, Int)])? in
             guard let state = match.match, state.mirrored else { return nil }
-            return (state.game, state.mirrors.sorted { $0.key < $1.key }.map {
-                ($0.key, $0.value.inputsApplied, $0.value.grid, $0.value.garbageReceived, $0.value.garbageLanded)
+            return (state.game, state.mirrors.sorted { $0.key < $1.key }.map { id, mirror in
+                let known = held[id].map { taken in taken == (state.game, mirror.inputsApplied) } ?? false
+                return (id, mirror.inputsApplied, known || id == me ? nil : mirror.grid,
+                        mirror.garbageReceived, mirror.garbageLanded)
             })
         }
         guard let (game, mirrors) = remote else {
@@ -261,9 +266,7 @@ final class NetPlayScreen: Screen {
             hasher.combine(landed)
             guard id != me else { continue }
             var board = remoteBoards[id]
-            if board == nil || board!.game != game || board!.inputs != inputs {
-                board = RemoteBoard(game: game, inputs: inputs, since: screenTicks, grid: grid)
-            }
+            if let grid { board = RemoteBoard(game: game, inputs: inputs, since: screenTicks, grid: grid) }
             board!.advance(to: screenTicks)
             remoteBoards[id] = board
             let picture = RemoteBoard.picture(board!.grid)
