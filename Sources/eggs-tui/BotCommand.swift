@@ -196,7 +196,7 @@ extension EggsCommand {
         @OptionGroup var network: NetworkOptions
         @OptionGroup var settings: MatchSettingsOptions
 
-        @Option(help: "How many bot players this process runs (with --id, their IDs count up from it).")
+        @Option(parsing: .unconditional, help: "How many bot players this process runs (with --id, their IDs count up from it).")
         var count: Int = 1
 
         @Option(help: ArgumentHelp("The bots' level: easy, medium, hard or insane.", discussion: BotLevel.paceHelp))
@@ -207,19 +207,19 @@ extension EggsCommand {
             discussion: "It speaks the line protocol of the README ('External bots') on its stdin and stdout and plays at the pace of --level. A bad line, a silent engine or one that exits: one line naming it, exit 2."))
         var engine: String?
 
-        @Option(name: .customLong("engine-timeout"), help: "Milliseconds an engine may take to answer (1 to 60000).")
+        @Option(name: .customLong("engine-timeout"), parsing: .unconditional, help: "Milliseconds an engine may take to answer (1 to 60000).")
         var engineTimeout: Int = 1_000
 
-        @Option(help: "Stop after this many seconds.")
+        @Option(parsing: .unconditional, help: "Stop after this many seconds.")
         var seconds: Double?
 
-        @Option(help: "Stop after each bot has played this many games.")
+        @Option(parsing: .unconditional, help: "Stop after each bot has played this many games.")
         var games: Int?
 
-        @Option(help: "How many players a match waits for.")
+        @Option(parsing: .unconditional, help: "How many players a match waits for.")
         var players: Int = 2
 
-        @Option(help: "How many spectator peers this process runs besides the bots (they watch and check every checkpoint).")
+        @Option(parsing: .unconditional, help: "How many spectator peers this process runs besides the bots (they watch and check every checkpoint).")
         var spectators: Int = 0
 
         @Option(help: "Write a JSON report here at exit.")
@@ -228,13 +228,13 @@ extension EggsCommand {
         @Flag(help: "Print nothing per finished game (by default each bot prints one line a game).")
         var quiet = false
 
-        @Option(help: "Seed of the bots' moves (default: random).")
+        @Option(parsing: .unconditional, help: "Seed of the bots' moves (default: random).")
         var seed: UInt64?
 
-        @Option(name: .customLong("group-timeout"), help: .hidden)
+        @Option(name: .customLong("group-timeout"), parsing: .unconditional, help: .hidden)
         var groupTimeout: Double = 15
 
-        @Option(name: .customLong("stall-timeout"), help: .hidden)
+        @Option(name: .customLong("stall-timeout"), parsing: .unconditional, help: .hidden)
         var stallTimeout: Double = 10
 
         func validate() throws {

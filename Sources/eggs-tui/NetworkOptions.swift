@@ -14,7 +14,7 @@ struct NetworkOptions: ParsableArguments {
     @Option(name: .customLong("group"), help: "The IPv4 multicast group (default: 239.255.77.77).")
     var groupFlag: String?
 
-    @Option(name: .customLong("port"), help: "The UDP port of the group (default: 47777).")
+    @Option(name: .customLong("port"), parsing: .unconditional, help: "The UDP port of the group (default: 47777).")
     var portFlag: Int?
 
     @Option(name: .customLong("interface"), help: "The IPv4 address whose interface carries the multicast (127.0.0.1 plays on one machine).")

@@ -12,21 +12,21 @@ extension BotLevel: ExpressibleByArgument {}
 
 /// Match settings a player can choose (the highest-ID proposal wins in a network match).
 struct MatchSettingsOptions: ParsableArguments {
-    @Option(help: "Fall speed, 0 to 9.")
+    @Option(parsing: .unconditional, help: "Fall speed, 0 to 9.")
     var speed: Int = 0
 
-    @Option(name: .customLong("colors"), help: "Colours in play: 4, 5 or 6 (default: 4, or colors in the config file).")
+    @Option(name: .customLong("colors"), parsing: .unconditional, help: "Colours in play: 4, 5 or 6 (default: 4, or colors in the config file).")
     var colorsFlag: Int?
 
     var colors: Int { colorsFlag ?? Config.current.colors ?? 4 }
 
-    @Option(name: .customLong("best-of"), help: "Games per match: 1, 3, 5 or 7.")
+    @Option(name: .customLong("best-of"), parsing: .unconditional, help: "Games per match: 1, 3, 5 or 7.")
     var bestOf: Int = 1
 
     @Option(help: "The rule set (\(RuleSet.names)); written in the log header.")
     var rules: String = "sfe"
 
-    @Option(name: .customLong("starting-height"),
+    @Option(name: .customLong("starting-height"), parsing: .unconditional,
             help: "Full rows of garbage on every grid before the first pair (sfe: 0 to 9; tsu has none).")
     var startingHeight: Int = 0
 
@@ -91,7 +91,7 @@ extension EggsCommand {
         @Option(help: "The practice bot's level: easy, medium, hard or insane.")
         var level: BotLevel = .medium
 
-        @Option(help: "Seed of a practice match's egg sequence (default: random).")
+        @Option(parsing: .unconditional, help: "Seed of a practice match's egg sequence (default: random).")
         var seed: UInt64?
 
         @Flag(name: .customLong("no-color"), help: "Draw without colours (NO_COLOR is respected too).")

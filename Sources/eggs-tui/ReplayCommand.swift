@@ -27,7 +27,7 @@ extension EggsCommand {
         @Flag(help: "Replay headless, check every checkpoint and print one JSON line.")
         var verify = false
 
-        @Option(help: "Playback speed factor (0.25 to 64).")
+        @Option(parsing: .unconditional, help: "Playback speed factor (0.25 to 64).")
         var speed: Double = 1
 
         @Option(help: "Render the replay headless into this asciicast v2 file (--speed applies), with a marker at every chain of 3 or more.")

@@ -25,25 +25,25 @@ extension EggsCommand {
 
         @OptionGroup var network: NetworkOptions
 
-        @Option(help: "How many bot peers (processes).")
+        @Option(parsing: .unconditional, help: "How many bot peers (processes).")
         var peers: Int = 4
 
-        @Option(help: "How long the run lasts.")
+        @Option(parsing: .unconditional, help: "How long the run lasts.")
         var seconds: Double = 60
 
         @Option(help: "The bots' level: easy, medium, hard or insane.")
         var level: BotLevel = .medium
 
-        @Option(help: "How many players a match waits for.")
+        @Option(parsing: .unconditional, help: "How many players a match waits for.")
         var players: Int = 2
 
-        @Option(help: "Fall speed of the matches, 0 to 9.")
+        @Option(parsing: .unconditional, help: "Fall speed of the matches, 0 to 9.")
         var speed: Int = 9
 
         @Option(help: "The rule set of the matches (\(RuleSet.names)).")
         var rules: String = "sfe"
 
-        @Option(name: .customLong("starting-height"),
+        @Option(name: .customLong("starting-height"), parsing: .unconditional,
                 help: "Full rows of garbage on every grid before the first pair (sfe: 0 to 9; tsu has none).")
         var startingHeight: Int = 0
 
@@ -53,7 +53,7 @@ extension EggsCommand {
         @Option(help: "Where the peers' logs and summaries go (default: a new folder under $XDG_STATE_HOME/eggs/).")
         var dir: String?
 
-        @Option(help: "Seed of the churn schedule and the bots (default: random).")
+        @Option(parsing: .unconditional, help: "Seed of the churn schedule and the bots (default: random).")
         var seed: UInt64?
 
         func validate() throws {

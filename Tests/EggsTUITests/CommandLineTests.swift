@@ -59,6 +59,38 @@ struct CommandLineTests {
         }
     }
 
+    @Test("a negative number after a numeric option is its range error (exit 2 naming the option), never \"Missing value\"")
+    func negativeNumbers() throws {
+        let cases: [([String], String)] = [
+            (["play", "--practice", "--speed", "-1"], "--speed"),
+            (["play", "--practice", "--colors", "-4"], "--colors"),
+            (["play", "--practice", "--best-of", "-3"], "--best-of"),
+            (["play", "--practice", "--starting-height", "-1"], "--starting-height"),
+            (["play", "--port", "-1"], "--port"),
+            (["bot", "--count", "-1"], "--count"),
+            (["bot", "--games", "-1"], "--games"),
+            (["bot", "--players", "-2"], "--players"),
+            (["bot", "--spectators", "-1"], "--spectators"),
+            (["bot", "--seconds", "-5"], "--seconds"),
+            (["bot", "--engine-timeout", "-1"], "--engine-timeout"),
+            (["bot", "--starting-height", "-1"], "--starting-height"),
+            (["soak", "--peers", "-1"], "--peers"),
+            (["soak", "--seconds", "-1"], "--seconds"),
+            (["soak", "--players", "-1"], "--players"),
+            (["soak", "--speed", "-1"], "--speed"),
+            (["soak", "--starting-height", "-1"], "--starting-height"),
+            (["replay", "--speed", "-1", "/dev/null"], "--speed"),
+        ]
+        for (arguments, option) in cases {
+            let network = arguments[0] == "replay" ? [] : ["--interface", "127.0.0.1"]
+            let result = try Harness.run(arguments + network)
+            #expect(result.status == 2, "\(arguments): \(result.stderr)")
+            #expect(!result.stderr.contains("Missing value"), "\(arguments): \(result.stderr)")
+            #expect(result.stderr.contains(option), "\(arguments): \(result.stderr)")
+            #expect(result.stderr.split(separator: "\n").count == 1, "\(arguments): \(result.stderr)")
+        }
+    }
+
     @Test("a bad board exits 2 naming the line and column")
     func resolveBadBoard() throws {
         let result = try Harness.run(["resolve"], stdin: "......\n..RXR.\n")
