@@ -1,10 +1,11 @@
 import EggGame
 import PeerNet
 
-/// A player's settled grid as a mirror holds it, for a peer that joined during the game and does
-/// not mirror it (it cannot: it has neither the stream before its join nor the decided rounds).
-/// It draws these pictures instead of "in progress": sent with the snapshot and again whenever a
-/// pair spawns on a mirror while such a peer is in the view (see `MatchPeer+Pictures.swift`).
+/// A player's grid as a mirror shows it (the falling pair and falling eggs in their cells), for a
+/// peer that joined during the game and does not mirror it (it cannot: it has neither the stream
+/// before its join nor the decided rounds). It draws these pictures instead of "in progress":
+/// sent with the snapshot and again as the mirror's grid changes while such a peer is in the view
+/// (see `MatchPeer+Pictures.swift`).
 public struct GridPicture: Hashable, Sendable {
     public var player: PeerID
     /// Pairs the player had spawned (the picture's stream position).
@@ -20,13 +21,14 @@ public struct GridPicture: Hashable, Sendable {
         self.cells = cells
     }
 
-    /// The picture of `grid`'s settled board.
+    /// The picture of `grid` as it is drawn: its board with the falling pair and falling eggs in
+    /// the cells they are in.
     public init(player: PeerID, grid: PlayerGrid) {
         var cells: [UInt8] = []
         cells.reserveCapacity(Self.cellsCount)
         for row in 0..<Board.rowsCount {
             for column in 0..<Board.columnsCount {
-                switch grid.board[column: column, row: row] {
+                switch grid.displayCell(column: column, row: row) {
                 case .empty: cells.append(0)
                 case .egg(let color): cells.append(color.rawValue + 1)
                 case .garbage: cells.append(7)

@@ -3,11 +3,16 @@ import PeerNet
 
 /// Late joiners see the game in progress: a peer that joins during a game cannot mirror it (it
 /// has neither the streams before its join nor the rounds decided then), so the member that sends
-/// it the snapshot also sends the players' settled grids (``GridPicture``), and sends each
-/// player's again whenever one of its pairs spawns while such a peer is in the view. The joiner
-/// draws them until the next game, which it mirrors. Pictures are not part of the replicated
-/// state: nothing is decided from them.
+/// it the snapshot also sends the players' grids as its mirrors show them (``GridPicture``: the
+/// falling pair and falling eggs in place), and sends each player's again while such a peer is in
+/// the view: at every spawn, and between spawns whenever it looks different after at least
+/// ``pictureTicks`` of the player's game ticks (so the joiner sees pairs fall and chains pop, at
+/// most about ten pictures a second a player). The joiner draws them until the next game, which
+/// it mirrors. Pictures are not part of the replicated state: nothing is decided from them.
 extension MatchPeer {
+    /// Game ticks of a player (60 a second) between two pictures of it within one pair.
+    static let pictureTicks = 6
+
     /// At a view with members that have no state, during a game: they are watchers of it, and
     /// the picture sender sends them every grid now.
     mutating func noteWatchers(_ unsynced: Set<PeerID>) {
@@ -17,8 +22,9 @@ extension MatchPeer {
         sendPicturesIfWatched()
     }
 
-    /// Sends the grids that changed (a pair spawned) since the last pictures, if this peer is the
-    /// highest-ID member mirroring the game and a watcher is in the view.
+    /// Sends the grids that changed since the last pictures (a pair spawned, or the grid looks
+    /// different ``pictureTicks`` ticks on), if this peer is the highest-ID member mirroring the
+    /// game and a watcher is in the view.
     mutating func sendPicturesIfWatched() {
         // Nobody watching is the common case: answered without copying the match.
         guard match?.watchers.isEmpty == false else { return }
@@ -31,9 +37,14 @@ extension MatchPeer {
         guard Set(members).subtracting(m.watchers).max() == config.id else { return }
         var pictures: [GridPicture] = []
         for player in m.players {
-            guard let grid = m.mirrors[player]?.grid, m.picturesSent[player] != grid.pairsSpawned else { continue }
-            pictures.append(GridPicture(player: player, grid: grid))
-            match!.picturesSent[player] = grid.pairsSpawned
+            guard let grid = m.mirrors[player]?.grid else { continue }
+            let sent = m.picturesSent[player]
+            let spawned = sent.map { Int($0.picture.pairs) != grid.pairsSpawned } ?? true
+            guard spawned || grid.ticksPlayed - sent!.tick >= Self.pictureTicks else { continue }
+            let picture = GridPicture(player: player, grid: grid)
+            guard spawned || picture != sent!.picture else { continue }
+            pictures.append(picture)
+            match!.picturesSent[player] = (picture, grid.ticksPlayed)
         }
         guard !pictures.isEmpty else { return }
         send(.grids(game: m.game, pictures: pictures))

@@ -228,13 +228,13 @@ public struct MatchState: Sendable {
     public internal(set) var gamesPlayed = 0
     /// Pairs spawned per player (from the snapshot for an unmirrored game).
     var spawnedBase: [PeerID: Int] = [:]
-    /// An unmirrored game: the players' latest settled grids as the room sent them (drawn instead
-    /// of the grids this peer cannot mirror).
+    /// An unmirrored game: the players' latest grids as the room sent them, falling pair and
+    /// falling eggs in place (drawn instead of the grids this peer cannot mirror).
     public internal(set) var pictures: [PeerID: GridPicture] = [:]
-    /// A mirrored game: members that joined during it (they do not mirror it), and the pairs of
-    /// each player last sent to them in a picture.
+    /// A mirrored game: members that joined during it (they do not mirror it), and what was last
+    /// sent to them of each player: its picture and the mirror's game tick then.
     var watchers: Set<PeerID> = []
-    var picturesSent: [PeerID: Int] = [:]
+    var picturesSent: [PeerID: (picture: GridPicture, tick: Int)] = [:]
 
     func pairsSpawned(_ player: PeerID) -> Int {
         mirrors[player].map { $0.grid.pairsSpawned } ?? spawnedBase[player] ?? 0

@@ -30,7 +30,50 @@ struct LateJoinGridsTests {
             let picture = try #require(m.pictures[player])
             #expect(Int(picture.pairs) == mirror.pairsSpawned)
             #expect(picture.pairs > first.pictures[player]!.pairs)
-            if mirror.state == .live { #expect(picture.grid.board == mirror.board) }
+            // The joiner holds what the sender sent last, and that is the mirror as it looks now
+            // unless fewer than `pictureTicks` ticks have passed since.
+            let sent = try #require(h.peers[sender]!.match!.picturesSent[player])
+            #expect(picture == sent.picture)
+            #expect(mirror.ticksPlayed - sent.tick < MatchPeer.pictureTicks || sent.picture == GridPicture(player: player, grid: mirror))
+        }
+    }
+
+    @Test("between spawns the pictures follow the falling pair, at most one a player every pictureTicks ticks")
+    func picturesFollowThePair() throws {
+        let h = VSHarness(seed: 23)
+        let ids = startRoom(h, count: 2, settings: MatchSettings(speed: 6, colors: 4, gamesPerMatch: 1), level: .medium)
+        for _ in 0..<600 { h.tick(deliveries: 20) }
+        let joiner = PeerID(0x0900_0000_0001)
+        h.installView(members: ids + [joiner], joining: [joiner])
+        h.deliverAll(to: ids + [joiner])
+        let game = try #require(h.peers[joiner]!.match?.game)
+        let ticks = 240
+        var seen: [PeerID: [GridPicture]] = [:]
+        var live = 0
+        for _ in 0..<ticks {
+            h.tick(deliveries: 20)
+            h.deliverAll(to: ids + [joiner])
+            let m = try #require(h.peers[joiner]!.match)
+            try #require(m.game == game, "the game ended meanwhile")
+            for (player, picture) in m.pictures where seen[player]?.last != picture { seen[player, default: []].append(picture) }
+            // A picture taken while a pair falls shows it: more eggs than the mirror's board holds.
+            let sender = h.peers[ids.max()!]!.match!
+            for player in ids {
+                guard let sent = sender.picturesSent[player], let mirror = sender.mirrors[player]?.grid,
+                      mirror.state == .live, Int(sent.picture.pairs) == mirror.pairsSpawned,
+                      sent.tick == mirror.ticksPlayed else { continue }
+                let eggs = sent.picture.cells.filter { $0 != 0 }.count
+                if eggs == mirror.board.eggsCount + 2 { live += 1 }
+            }
+        }
+        #expect(live > 0, "no picture showed a falling pair")
+        for player in ids {
+            let pictures = seen[player] ?? []
+            let spawns = Set(pictures.map(\.pairs)).count
+            // More pictures than pairs: the joiner saw pairs move between spawns ...
+            #expect(pictures.count >= 2 * spawns, "\(player.hex): \(pictures.count) pictures for \(spawns) pairs")
+            // ... and no more than one a spawn plus one every `pictureTicks` ticks.
+            #expect(pictures.count <= spawns + ticks / MatchPeer.pictureTicks + 1)
         }
     }
 
