@@ -12,18 +12,23 @@ public struct GridPicture: Hashable, Sendable {
     public var pairs: UInt32
     /// The cells (`cellsCount`), row 0 (top) first, six per row: 0 empty, 1...6 the colours, 7 garbage.
     public var cells: [UInt8]
+    /// Garbage queued against the player (drawn as its tray); 0 from a sender that predates it.
+    public var garbage: Int
 
     public static let cellsCount = Board.columnsCount * Board.rowsCount
+    /// The most queued garbage a picture may carry (as much as an offset item may cancel).
+    public static let garbageMax = MatchMessage.garbageOffsetMax
 
-    public init(player: PeerID, pairs: UInt32, cells: [UInt8]) {
+    public init(player: PeerID, pairs: UInt32, cells: [UInt8], garbage: Int = 0) {
         self.player = player
         self.pairs = pairs
         self.cells = cells
+        self.garbage = garbage
     }
 
     /// The picture of `grid` as it is drawn: its board with the falling pair and falling eggs in
     /// the cells they are in.
-    public init(player: PeerID, grid: PlayerGrid) {
+    public init(player: PeerID, grid: PlayerGrid, garbage: Int = 0) {
         var cells: [UInt8] = []
         cells.reserveCapacity(Self.cellsCount)
         for row in 0..<Board.rowsCount {
@@ -35,12 +40,14 @@ public struct GridPicture: Hashable, Sendable {
                 }
             }
         }
-        self.init(player: player, pairs: UInt32(clamping: grid.pairsSpawned), cells: cells)
+        self.init(player: player, pairs: UInt32(clamping: grid.pairsSpawned), cells: cells, garbage: min(garbage, Self.garbageMax))
     }
 
-    /// `cellsCount` cells of codes 0...7, a stream position within a game's rounds.
+    /// `cellsCount` cells of codes 0...7, a stream position within a game's rounds, garbage
+    /// within ``garbageMax``.
     public var isValid: Bool {
         cells.count == Self.cellsCount && cells.allSatisfy { $0 <= 7 } && pairs <= EggRounds.roundsMax
+            && (0...Self.garbageMax).contains(garbage)
     }
 
     /// The picture as a grid to draw (settled: a hostile picture with floating eggs just falls).

@@ -49,7 +49,7 @@ extension MatchMessage {
             return .object([("type", .string("grids")), ("game", .int(Int64(game))),
                             ("grids", .array(pictures.map {
                                 .object([("player", .string($0.player.hex)), ("pairs", .int(Int64($0.pairs))),
-                                         ("cells", .string($0.digits))])
+                                         ("cells", .string($0.digits))] + ($0.garbage == 0 ? [] : [("garbage", .int(Int64($0.garbage)))]))
                             }))])
         }
     }
@@ -217,7 +217,12 @@ extension MatchMessage {
                 guard let player = parseHex16(entry["player"]?.stringValue), let pairs = u32("pairs", in: entry),
                       let digits = entry["cells"]?.stringValue, digits.count <= GridPicture.cellsCount,
                       let cells = GridPicture.cells(digits: digits) else { return nil }
-                pictures.append(GridPicture(player: PeerID(player), pairs: pairs, cells: cells))
+                var garbage = 0
+                if let raw = entry["garbage"] {
+                    guard let value = raw.intValue, (0...Int64(GridPicture.garbageMax)).contains(value) else { return nil }
+                    garbage = Int(value)
+                }
+                pictures.append(GridPicture(player: PeerID(player), pairs: pairs, cells: cells, garbage: garbage))
             }
             self = .grids(game: game, pictures: pictures)
         default:

@@ -79,6 +79,11 @@ extension MatchMessage {
                     w.u8(high << 4 | (low & 0x0F))
                 }
             }
+            // The queued garbage of each picture, after all of them: a message of a sender that
+            // predates it ends before, and reads as no garbage.
+            for picture in pictures {
+                w.varint(UInt64(clamping: max(0, picture.garbage)))
+            }
         }
         return w.bytes
     }
@@ -138,6 +143,12 @@ extension MatchMessage {
                     cells.append(byte & 0x0F)
                 }
                 pictures.append(GridPicture(player: PeerID(player), pairs: UInt32(pairs), cells: cells))
+            }
+            if !r.isAtEnd {
+                for index in pictures.indices {
+                    guard let garbage = r.varint(max: UInt64(GridPicture.garbageMax)) else { return nil }
+                    pictures[index].garbage = Int(garbage)
+                }
             }
             message = .grids(game: UInt32(game), pictures: pictures)
         }

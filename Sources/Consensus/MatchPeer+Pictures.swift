@@ -37,17 +37,23 @@ extension MatchPeer {
         guard Set(members).subtracting(m.watchers).max() == config.id else { return }
         var pictures: [GridPicture] = []
         for player in m.players {
-            guard let grid = m.mirrors[player]?.grid else { continue }
+            guard let mirror = m.mirrors[player] else { continue }
+            let grid = mirror.grid
             let sent = m.picturesSent[player]
             let spawned = sent.map { Int($0.picture.pairs) != grid.pairsSpawned } ?? true
             guard spawned || grid.ticksPlayed - sent!.tick >= Self.pictureTicks else { continue }
-            let picture = GridPicture(player: player, grid: grid)
+            let picture = Self.picture(of: player, mirror)
             guard spawned || picture != sent!.picture else { continue }
             pictures.append(picture)
             match!.picturesSent[player] = (picture, grid.ticksPlayed)
         }
         guard !pictures.isEmpty else { return }
         send(.grids(game: m.game, pictures: pictures))
+    }
+
+    /// The picture of `player` as `mirror` shows it: its grid and the garbage queued against it.
+    static func picture(of player: PeerID, _ mirror: PlayerMirror) -> GridPicture {
+        GridPicture(player: player, grid: mirror.grid, garbage: max(0, mirror.garbageReceived - mirror.garbageLanded))
     }
 
     /// Pictures for this peer, if it does not mirror `game`; a picture never goes back in time.

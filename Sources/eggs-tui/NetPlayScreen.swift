@@ -471,18 +471,19 @@ final class NetPlayScreen: Screen {
                 alert: desynced || !present.contains(id) || grid.state == .toppedOut)
         }
         if !state.mirrored {
-            // Joined during this game: the room sends the players' settled grids (each again when
-            // a pair spawns); this peer mirrors the next game.
+            // Joined during this game: the room sends the players' grids with their queued
+            // garbage (again at every spawn and as they change); this peer mirrors the next game.
             guard !state.pictures.isEmpty else {
                 term.put(2, 0, "A game is in progress; its grids are on their way.")
                 return
             }
             let pictured = order.map { id -> PlayerPanel in
-                let grid = state.pictures[id]?.grid ?? PlayerGrid()
+                let picture = state.pictures[id]
+                let grid = picture?.grid ?? PlayerGrid()
                 let gone = !present.contains(id) || state.leftDuringGame.contains(id)
                 return PlayerPanel(
                     name: lobbyNames[id] ?? id.hex, grid: grid, next: [], wins: state.wins[id] ?? 0,
-                    incomingGarbage: 0, chain: 0, status: gone ? "gone" : "joined mid-game", isLocal: false, alert: gone)
+                    incomingGarbage: picture?.garbage ?? 0, chain: 0, status: gone ? "gone" : "joined mid-game", isLocal: false, alert: gone)
             }
             MatchView.draw(pictured, on: term, glyphs: glyphs, top: 1)
             return

@@ -34,7 +34,8 @@ struct LateJoinGridsTests {
             // unless fewer than `pictureTicks` ticks have passed since.
             let sent = try #require(h.peers[sender]!.match!.picturesSent[player])
             #expect(picture == sent.picture)
-            #expect(mirror.ticksPlayed - sent.tick < MatchPeer.pictureTicks || sent.picture == GridPicture(player: player, grid: mirror))
+            let mirrorNow = h.peers[sender]!.match!.mirrors[player]!
+            #expect(mirror.ticksPlayed - sent.tick < MatchPeer.pictureTicks || sent.picture == MatchPeer.picture(of: player, mirrorNow))
         }
     }
 
@@ -84,13 +85,23 @@ struct LateJoinGridsTests {
         #expect(MatchMessage.decode(message.encoded()) == message)
         #expect(MatchMessage(json: message.json) == message)
         #expect(good.grid.board[column: 5, row: Board.rowsCount - 1] == .egg(.yellow))
+        // Queued garbage travels after the pictures; a message that ends before it (from a
+        // sender that predates it) reads as none, and a count over the limit is hostile.
+        var queued = good
+        queued.garbage = 37
+        let withGarbage = MatchMessage.grids(game: 4, pictures: [queued])
+        #expect(MatchMessage.decode(withGarbage.encoded()) == withGarbage)
+        #expect(MatchMessage(json: withGarbage.json) == withGarbage)
+        #expect(MatchMessage.decode(Array(withGarbage.encoded().dropLast())) == message)
+        var tooMuch = good
+        tooMuch.garbage = GridPicture.garbageMax + 1
         var badCell = good
         badCell.cells[0] = 9
         let tooFar = GridPicture(player: PeerID(1), pairs: EggRounds.roundsMax + 1, cells: good.cells)
         let short = GridPicture(player: PeerID(1), pairs: 1, cells: Array(good.cells.prefix(70)))
         let hostile: [MatchMessage] = [
             .grids(game: 4, pictures: [badCell]), .grids(game: 4, pictures: [tooFar]), .grids(game: 4, pictures: [short]),
-            .grids(game: 4, pictures: [good, good]),
+            .grids(game: 4, pictures: [good, good]), .grids(game: 4, pictures: [tooMuch]),
             .grids(game: 4, pictures: (1...9).map { GridPicture(player: PeerID(UInt64($0)), pairs: 1, cells: good.cells) }),
         ]
         for bad in hostile {
