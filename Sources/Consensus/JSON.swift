@@ -90,6 +90,12 @@ public enum JSONValue: Hashable, Sendable {
 
     private static func writeString(_ s: String, to out: inout String) {
         out += "\""
+        // Most strings (keys, hex, names) need no escape: appended whole, not scalar by scalar.
+        guard s.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
+            out += s
+            out += "\""
+            return
+        }
         for scalar in s.unicodeScalars {
             switch scalar {
             case "\"": out += "\\\""
