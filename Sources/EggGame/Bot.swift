@@ -100,6 +100,18 @@ public enum BotLevel: String, CaseIterable, Sendable, Hashable {
         }
     }
 
+    /// The weights the bot judges boards by. Easy minds its spawn columns later (from 10 eggs, and
+    /// fires whatever it has only from there): the others keep them lower, which is what keeps
+    /// them alive through 150 pairs alone and wins against the level below.
+    var evaluationWeights: BotEvaluation.Weights {
+        var weights = BotEvaluation.Weights()
+        if self == .easy {
+            weights.dangerFrom = 10
+            weights.spawnFire = 10
+        }
+        return weights
+    }
+
     /// Garbage queued against the bot from which it fires a chain of half ``fireChain``.
     var threatGarbage: Int {
         switch self {
@@ -174,7 +186,7 @@ public struct Bot: Sendable {
     public init(level: BotLevel, seed: UInt64 = 0) {
         self.level = level
         random = Xoshiro256StarStar(seed: seed)
-        evaluation = BotEvaluation(eggsMax: level.virtualEggs)
+        evaluation = BotEvaluation(eggsMax: level.virtualEggs, weights: level.evaluationWeights)
     }
 
     /// The best reachable placement of `current` on `board` (nil when none is reachable).
@@ -192,7 +204,7 @@ public struct Bot: Sendable {
         let pairs = [current] + preview.prefix(max(0, level.searchDepth - 1))
         var candidates: [(placement: Placement, outcome: BotSimulator.Outcome, score: Int)] = []
         for placement in Placement.distinct(for: current) {
-            guard Bot.moves(to: placement, from: spawned, on: board, rules: rules) != nil else { continue }
+            guard Bot.isReachable(placement, from: spawned, on: board, rules: rules) else { continue }
             let outcome = simulator.place(current, at: placement, on: board)
             // Every placement is judged alone first; the look-ahead then searches the best few.
             let alone = value(of: outcome, before: board, pairs: [current], depth: 0, context: context)
@@ -222,6 +234,19 @@ public struct Bot: Sendable {
               let moves = Bot.moves(to: target, from: live, on: grid.board, rules: grid.rules)
         else { return [.hardDrop] }
         return moves
+    }
+
+    /// Whether the moves to `target` work from `live` and still work once gravity has taken the pair
+    /// half a cell or a cell lower (the moves take several ticks; a pair squeezing past a tall
+    /// column at the spawn row would otherwise stop beside it and drop there).
+    static func isReachable(_ target: Placement, from live: LivePair, on board: Board, rules: RuleSet) -> Bool {
+        guard moves(to: target, from: live, on: board, rules: rules) != nil else { return false }
+        for halfRows in 1...2 {
+            let lower = live.shifted(columns: 0, halfRows: halfRows)
+            guard lower.fits(on: board, topRow: rules.pairTopRow) else { break }
+            if moves(to: target, from: lower, on: board, rules: rules) == nil { return false }
+        }
+        return true
     }
 
     /// Rotations, then shifts, then a hard drop taking `live` to `target`, or nil if blocked.
@@ -406,4 +431,5 @@ public struct BotPlayer: Sendable {
         return pacer.tick()
     }
 }
+
 
