@@ -58,6 +58,10 @@ public enum BotLevel: String, CaseIterable, Sendable, Hashable {
         }
     }
 
+    /// Placements of the first and of the second pair searched further when two pairs are shown
+    /// (`tsu`): the third ply keeps the decision within a few milliseconds.
+    static let widthWithTwoShown = 8
+
     /// Placements of the third pair searched, best first by their immediate score.
     var thirdPlyWidth: Int { 6 }
 
@@ -170,7 +174,8 @@ public struct Placement: Sendable, Hashable {
 /// sequence), judges each settled board by the chain it could still fire (``BotEvaluation``) and
 /// fires a chain when it is long enough, when garbage threatens or when its board is crowded.
 /// All simulation goes through ``BotSimulator``. Deterministic for a given seed; the work per
-/// decision is bounded (at most 22 + 22·22 + 22·22·6 placements played out and judged).
+/// decision is bounded (one pair shown: at most 22 + 22·22 placements played out and judged; two
+/// shown: 22 + 8·22 + 8·8·22 played out, 8·8·6 of them judged at the leaves).
 public struct Bot: Sendable {
     public let level: BotLevel
     /// Placements simulated so far (dropped, chain resolved, scored).
@@ -212,7 +217,9 @@ public struct Bot: Sendable {
         }
         if pairs.count > 1 {
             candidates.sort { $0.score > $1.score }
-            candidates.removeLast(max(0, candidates.count - level.firstPlyWidth))
+            // With two pairs shown (tsu) the search is a ply deeper: fewer first placements go on.
+            let width = pairs.count > 2 ? min(level.firstPlyWidth, BotLevel.widthWithTwoShown) : level.firstPlyWidth
+            candidates.removeLast(max(0, candidates.count - width))
             for index in candidates.indices {
                 let deep = value(of: candidates[index].outcome, before: board, pairs: pairs, depth: 0, context: context)
                 candidates[index].score = deep &+ random.nextInt(below: level.noiseMax)
@@ -308,11 +315,13 @@ public struct Bot: Sendable {
         let pair = pairs[depth + 1]
         let simulator = self.simulator
         var children = simulator.placements(for: pair, on: board).map { simulator.place(pair, at: $0, on: board) }
-        if depth + 1 >= 2 && children.count > level.thirdPlyWidth {
-            // The third pair: only the most promising placements, by their chain and shape.
+        // The third pair, and the second when a third follows: only the most promising placements,
+        // by their chain and shape.
+        let width = depth + 1 >= 2 ? level.thirdPlyWidth : depth + 2 < pairs.count ? BotLevel.widthWithTwoShown : children.count
+        if children.count > width {
             let evaluation = self.evaluation
             children.sort { ($0.chain, evaluation.shape($0.board)) > ($1.chain, evaluation.shape($1.board)) }
-            children.removeLast(children.count - level.thirdPlyWidth)
+            children.removeLast(children.count - width)
         }
         let inner = BotContext()
         var best = Bot.deadScore
