@@ -58,6 +58,10 @@ public enum BotLevel: String, CaseIterable, Sendable, Hashable {
         }
     }
 
+    /// Placements of the first and of the second pair searched further when two pairs are shown
+    /// (`tsu`): the third ply keeps the decision within a few milliseconds.
+    static let widthWithTwoShown = 8
+
     /// Placements of the third pair searched, best first by their immediate score.
     var thirdPlyWidth: Int { 6 }
 
@@ -98,6 +102,18 @@ public enum BotLevel: String, CaseIterable, Sendable, Hashable {
         case .hard: 52
         case .insane: 62
         }
+    }
+
+    /// The weights the bot judges boards by. Easy minds its spawn columns later (from 10 eggs, and
+    /// fires whatever it has only from there): the others keep them lower, which is what keeps
+    /// them alive through 150 pairs alone and wins against the level below.
+    var evaluationWeights: BotEvaluation.Weights {
+        var weights = BotEvaluation.Weights()
+        if self == .easy {
+            weights.dangerFrom = 10
+            weights.spawnFire = 10
+        }
+        return weights
     }
 
     /// Garbage queued against the bot from which it fires a chain of half ``fireChain``.
@@ -158,7 +174,8 @@ public struct Placement: Sendable, Hashable {
 /// sequence), judges each settled board by the chain it could still fire (``BotEvaluation``) and
 /// fires a chain when it is long enough, when garbage threatens or when its board is crowded.
 /// All simulation goes through ``BotSimulator``. Deterministic for a given seed; the work per
-/// decision is bounded (at most 22 + 22·22 + 22·22·6 placements played out and judged).
+/// decision is bounded (one pair shown: at most 22 + 22·22 placements played out and judged; two
+/// shown: 22 + 8·22 + 8·8·22 played out, 8·8·6 of them judged at the leaves).
 public struct Bot: Sendable {
     public let level: BotLevel
     /// Placements simulated so far (dropped, chain resolved, scored).
@@ -174,7 +191,7 @@ public struct Bot: Sendable {
     public init(level: BotLevel, seed: UInt64 = 0) {
         self.level = level
         random = Xoshiro256StarStar(seed: seed)
-        evaluation = BotEvaluation(eggsMax: level.virtualEggs)
+        evaluation = BotEvaluation(eggsMax: level.virtualEggs, weights: level.evaluationWeights)
     }
 
     /// The best reachable placement of `current` on `board` (nil when none is reachable).
@@ -192,7 +209,7 @@ public struct Bot: Sendable {
         let pairs = [current] + preview.prefix(max(0, level.searchDepth - 1))
         var candidates: [(placement: Placement, outcome: BotSimulator.Outcome, score: Int)] = []
         for placement in Placement.distinct(for: current) {
-            guard Bot.moves(to: placement, from: spawned, on: board, rules: rules) != nil else { continue }
+            guard Bot.isReachable(placement, from: spawned, on: board, rules: rules) else { continue }
             let outcome = simulator.place(current, at: placement, on: board)
             // Every placement is judged alone first; the look-ahead then searches the best few.
             let alone = value(of: outcome, before: board, pairs: [current], depth: 0, context: context)
@@ -200,7 +217,9 @@ public struct Bot: Sendable {
         }
         if pairs.count > 1 {
             candidates.sort { $0.score > $1.score }
-            candidates.removeLast(max(0, candidates.count - level.firstPlyWidth))
+            // With two pairs shown (tsu) the search is a ply deeper: fewer first placements go on.
+            let width = pairs.count > 2 ? min(level.firstPlyWidth, BotLevel.widthWithTwoShown) : level.firstPlyWidth
+            candidates.removeLast(max(0, candidates.count - width))
             for index in candidates.indices {
                 let deep = value(of: candidates[index].outcome, before: board, pairs: pairs, depth: 0, context: context)
                 candidates[index].score = deep &+ random.nextInt(below: level.noiseMax)
@@ -222,6 +241,19 @@ public struct Bot: Sendable {
               let moves = Bot.moves(to: target, from: live, on: grid.board, rules: grid.rules)
         else { return [.hardDrop] }
         return moves
+    }
+
+    /// Whether the moves to `target` work from `live` and still work once gravity has taken the pair
+    /// half a cell or a cell lower (the moves take several ticks; a pair squeezing past a tall
+    /// column at the spawn row would otherwise stop beside it and drop there).
+    static func isReachable(_ target: Placement, from live: LivePair, on board: Board, rules: RuleSet) -> Bool {
+        guard moves(to: target, from: live, on: board, rules: rules) != nil else { return false }
+        for halfRows in 1...2 {
+            let lower = live.shifted(columns: 0, halfRows: halfRows)
+            guard lower.fits(on: board, topRow: rules.pairTopRow) else { break }
+            if moves(to: target, from: lower, on: board, rules: rules) == nil { return false }
+        }
+        return true
     }
 
     /// Rotations, then shifts, then a hard drop taking `live` to `target`, or nil if blocked.
@@ -283,11 +315,13 @@ public struct Bot: Sendable {
         let pair = pairs[depth + 1]
         let simulator = self.simulator
         var children = simulator.placements(for: pair, on: board).map { simulator.place(pair, at: $0, on: board) }
-        if depth + 1 >= 2 && children.count > level.thirdPlyWidth {
-            // The third pair: only the most promising placements, by their chain and shape.
+        // The third pair, and the second when a third follows: only the most promising placements,
+        // by their chain and shape.
+        let width = depth + 1 >= 2 ? level.thirdPlyWidth : depth + 2 < pairs.count ? BotLevel.widthWithTwoShown : children.count
+        if children.count > width {
             let evaluation = self.evaluation
             children.sort { ($0.chain, evaluation.shape($0.board)) > ($1.chain, evaluation.shape($1.board)) }
-            children.removeLast(children.count - level.thirdPlyWidth)
+            children.removeLast(children.count - width)
         }
         let inner = BotContext()
         var best = Bot.deadScore
@@ -406,4 +440,5 @@ public struct BotPlayer: Sendable {
         return pacer.tick()
     }
 }
+
 

@@ -42,11 +42,12 @@ public enum BotBench {
     ///   - clock: a clock in nanoseconds, read around every tick; the ticks that spawn the bot's pair
     ///     (where it decides) are kept one by one, the others summed.
     public static func solo(level: BotLevel, seeds: [UInt64], colors: Int = 4, pairsMax: Int = 150,
-                            clock: () -> UInt64) -> SoloResult {
+                            rules: RuleSet = .sfe, clock: () -> UInt64) -> SoloResult {
         precondition(pairsMax > 0 && pairsMax <= 10_000, "pairsMax must be from 1 to 10000")
         var result = SoloResult()
         for seed in seeds {
-            var match = LocalMatch(options: .init(seed: seed, colors: colors, speed: 0, gamesMax: 1), seats: [.bot(level)])
+            var match = LocalMatch(options: .init(seed: seed, colors: colors, speed: 0, gamesMax: 1, rules: rules),
+                                   seats: [.bot(level)])
             var largest = 0
             while !match.isOver && match.grids[0].pairsSpawned <= pairsMax {
                 // The bot decides in the tick that spawns its pair (the match spawns, then asks the
@@ -82,25 +83,26 @@ public enum BotBench {
         public var games: Int { first + second + undecided }
     }
 
-    /// Plays one game per seed between `first` and `second` (speed 0, 4 colours by default), each
-    /// at its own pace, or `first` at the pace of `firstPace` when given.
+    /// Plays one game per seed between `first` and `second` (speed 0, 4 colours and `sfe` by
+    /// default), each at its own pace, or `first` at the pace of `firstPace` when given.
     public static func versus(_ first: BotLevel, _ second: BotLevel, seeds: [UInt64], colors: Int = 4,
-                              gameTicksMax: Int = 36_000, firstPace: BotLevel? = nil) -> VersusResult {
+                              gameTicksMax: Int = 36_000, firstPace: BotLevel? = nil, rules: RuleSet = .sfe) -> VersusResult {
         var result = VersusResult()
         for seed in seeds {
             let firstSeat = Int(seed % 2)
-            let options = LocalMatch.Options(seed: seed, colors: colors, speed: 0, gameTicksMax: gameTicksMax, gamesMax: 1)
+            let options = LocalMatch.Options(seed: seed, colors: colors, speed: 0, gameTicksMax: gameTicksMax, gamesMax: 1,
+                                             rules: rules)
             let winner: Int?
             if let firstPace {
                 // Both seats are driven from here, so one of them can move at another level's pace;
-                // each bot sees what a seat's bot sees (its grid, the next pair, queued garbage).
+                // each bot sees what a seat's bot sees (its grid, the pairs shown next, queued garbage).
                 var players = [BotPlayer(level: second, seed: SplitMix64.mix(seed)), BotPlayer(level: second, seed: SplitMix64.mix(seed &+ 1))]
                 players[firstSeat] = BotPlayer(level: first, pace: firstPace, seed: SplitMix64.mix(seed &+ UInt64(firstSeat)))
                 var match = LocalMatch(options: options, seats: [.external, .external])
                 while !match.isOver {
                     for seat in 0..<2 {
                         let context = BotContext(incomingGarbage: match.incomingGarbage[seat] + match.acceptedGarbage[seat])
-                        if let move = players[seat].tick(grid: match.grids[seat], preview: [match.nextPair(seat: seat)], context: context) {
+                        if let move = players[seat].tick(grid: match.grids[seat], preview: match.nextPairs(seat: seat), context: context) {
                             match.enqueue(move, seat: seat)
                         }
                     }

@@ -14,16 +14,19 @@ struct BotEvaluation {
     /// The rules the virtual drops are played out by (the match's rule set).
     var simulator: BotSimulator
 
-    /// The weights of the shape terms and of firing, the same at every level.
+    /// The weights of the shape terms and of firing (the same at every level but easy's, see
+    /// ``BotLevel/evaluationWeights``).
     struct Weights {
         var contact = 30
         var rough = 15
-        var dangerFrom = 10
+        /// The spawn columns' height from which they cost (squared, by ``dangerWeight``).
+        var dangerFrom = 9
         var dangerWeight = 900
         var crowdFrom = 54
         var crowdWeight = 60
         var eggPenalty = 40
-        var spawnFire = 10
+        /// The spawn columns' height (before the placement) from which any chain is fired.
+        var spawnFire = 9
         var waste = 250
         var fireScale = 3
         var fireBonus = 1_000
@@ -47,7 +50,7 @@ struct BotEvaluation {
         var best = Potential(chain: 0, eggs: 0)
         for column in 0..<BotSimulator.columns {
             let height = BotSimulator.height(board, column: column)
-            guard height < simulator.rows - 1 else { continue }
+            guard height < simulator.pairRows else { continue }
             var colours: UInt8 = 0
             if height > 0 { colours |= Self.colourBit(BotSimulator.code(board, column: column, y: height - 1)) }
             for y in height..<min(height + eggsMax, simulator.rows) {

@@ -21,9 +21,16 @@ struct BotSimulator: Sendable {
     /// The columns whose spawn cells decide a top-out, lowest and highest (`sfe`: both eggs'
     /// columns, 2 and 3; `tsu`: the pivot's, 2).
     let spawnColumns: (low: Int, high: Int)
+    /// The most eggs a pair can stack in a column: the grid's rows less those only garbage
+    /// reaches (`sfe` 12, `tsu` 13 with the hidden row).
+    let pairRows: Int
+    /// A column this tall fills the spawn row: a pair cannot travel over it.
+    let spawnRowHeight: Int
 
     init(rules: RuleSet) {
         self.rules = rules
+        pairRows = rules.rows - rules.garbageOnlyRows
+        spawnRowHeight = Board.rowsCount - rules.spawnRow
         poppingMask = Board.rowsMask(from: rules.poppingTopRow)
         switch rules.topOut {
         case .eitherSpawnCell:
@@ -57,12 +64,12 @@ struct BotSimulator: Sendable {
         Placement.distinct(for: pair).filter { isRoughlyReachable($0, on: board) }
     }
 
-    /// Whether the top row is free from the spawn columns to the target columns.
+    /// Whether the spawn row is free from the spawn columns to the target columns.
     func isRoughlyReachable(_ placement: Placement, on board: Board) -> Bool {
         let child = placement.column + placement.orientation.columnOffset
         let low = min(placement.column, child, spawnColumns.low)
         let high = max(placement.column, child, spawnColumns.high)
-        for column in low...high where board.height(column: column) >= rows {
+        for column in low...high where board.height(column: column) >= spawnRowHeight {
             return false
         }
         return true
@@ -86,10 +93,11 @@ struct BotSimulator: Sendable {
     static func plane(_ board: Board, code: UInt8) -> UInt128 { board.plane(code: code) }
 
     /// Drops `count` eggs of colour `code` onto `column` (the virtual drops of the evaluation),
-    /// resolves, and returns the chain they fire (0 when nothing pops or the column is too full).
+    /// resolves, and returns the chain they fire (0 when nothing pops or when a pair could not put
+    /// that many eggs there: the rows only garbage reaches never hold a trigger).
     @inline(__always)
     func virtualChain(_ board: Board, code: UInt8, column: Int, count: Int) -> Int {
-        guard board.height(column: column) + count <= rows else { return 0 }
+        guard board.height(column: column) + count <= pairRows else { return 0 }
         var after = board
         for _ in 0..<count { after.dropCode(code, column: column) }
         return after.resolveChainCounts(rules: rules, mask: poppingMask).chain

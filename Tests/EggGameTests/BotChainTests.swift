@@ -103,6 +103,32 @@ struct BotChainTests {
         #expect(again.largestChains == result.largestChains)
     }
 
+    @Test("insane does not top out alone in 60 pairs of the seeds where it once built a tower in a spawn column by pair 23")
+    func insaneSurvives() {
+        let result = BotBench.solo(level: .insane, seeds: [3, 5], pairsMax: 60, clock: { 0 })
+        #expect(result.pairsPlaced == 2 * 60, "\(result.pairsPlaced) pairs placed")
+    }
+
+    @Test("a placement counts as reachable only if its moves still work once the pair has fallen a cell")
+    func reachableAfterFalling() throws {
+        // sfe: column 3 holds 10 eggs (rows 5–14), the spawn column beside it is empty.
+        let rows = (0..<15).map { $0 >= 5 ? ($0 % 2 == 0 ? "...Y.." : "...B..") : "......" }
+        let board = try Board(notation: rows.joined(separator: "\n"))
+        let spawned = LivePair(spawning: EggPair(pivot: .red, child: .blue), rules: .sfe)
+        let half = spawned.shifted(columns: 0, halfRows: 1), lower = spawned.shifted(columns: 0, halfRows: 2)
+        #expect(half.fits(on: board, topRow: RuleSet.sfe.pairTopRow) && lower.fits(on: board, topRow: RuleSet.sfe.pairTopRow))
+        var onlyFromSpawn = 0
+        for placement in Placement.all {
+            let fromSpawn = Bot.moves(to: placement, from: spawned, on: board) != nil
+            let fromLower = Bot.moves(to: placement, from: half, on: board) != nil && Bot.moves(to: placement, from: lower, on: board) != nil
+            let reachable = Bot.isReachable(placement, from: spawned, on: board, rules: .sfe)
+            #expect(reachable == (fromSpawn && fromLower), "\(placement)")
+            if fromSpawn && !fromLower { onlyFromSpawn += 1 }
+        }
+        // Some placements past the tall column work only from the spawn row: those are refused.
+        #expect(onlyFromSpawn > 0)
+    }
+
     @Test("the bench times the ticks in which the bot decides: one per pair, far dearer than the others for a searching level")
     func decisionTimeIsMeasured() {
         let result = BotBench.solo(level: .insane, seeds: [1], pairsMax: 8, clock: threadNanoseconds)

@@ -17,15 +17,20 @@ struct TsuBotTests {
     let tsu = BotSimulator(rules: .tsu)
     let sfe = BotSimulator(rules: .sfe)
 
-    @Test("an egg in the hidden 13th row joins no group: the virtual drop that sfe counts as a chain is none under tsu")
+    @Test("an egg in the hidden 13th row joins no group: tsu counts no chain there (sfe none either: no pair reaches that row), one row lower both do")
     func hiddenRow() {
         let board = tsuBoard(hiddenRowBoard())
         let red = EggColor.red.rawValue + 1
-        #expect(sfe.virtualChain(board, code: red, column: 5, count: 1) == 1)
         #expect(tsu.virtualChain(board, code: red, column: 5, count: 1) == 0)
-        // The evaluation's potential follows: under tsu the best chain is not the hidden-row one.
-        #expect(BotEvaluation(eggsMax: 1, rules: .sfe).potential(board).chain == 1)
+        // Under sfe that row is one only garbage reaches: no trigger is ever dropped there.
+        #expect(sfe.virtualChain(board, code: red, column: 5, count: 1) == 0)
         #expect(BotEvaluation(eggsMax: 1, rules: .tsu).potential(board).chain == 0)
+        #expect(BotEvaluation(eggsMax: 1, rules: .sfe).potential(board).chain == 0)
+        // The same reds a row lower: the red lands in the top visible row and pops under both.
+        let lower = tsuBoard(["......"] + hiddenRowBoard().dropLast())
+        #expect(tsu.virtualChain(lower, code: red, column: 5, count: 1) == 1)
+        #expect(sfe.virtualChain(lower, code: red, column: 5, count: 1) == 1)
+        #expect(BotEvaluation(eggsMax: 1, rules: .tsu).potential(lower).chain == 1)
     }
 
     @Test("garbage by tsu's score (the 2-chain of 4+4 scores 40 and 320: 5 nuisance), by sfe's steps under sfe (1 + 6 = 7)")
@@ -63,7 +68,10 @@ struct TsuBotTests {
         #expect(sfe.spawnHeight(board) == 10 && tsu.spawnHeight(board) == 0)
         let sfeShape = BotEvaluation(eggsMax: 1, rules: .sfe).shape(board)
         let tsuShape = BotEvaluation(eggsMax: 1, rules: .tsu).shape(board)
-        #expect(tsuShape - sfeShape == BotEvaluation.Weights().dangerWeight)
+        let weights = BotEvaluation.Weights()
+        let over = 10 - weights.dangerFrom + 1
+        #expect(over > 0)
+        #expect(tsuShape - sfeShape == over * over * weights.dangerWeight)
     }
 
     @Test("queued nuisance lands within tsu's 13 rows, whole rows first, at most 30")

@@ -32,6 +32,19 @@ struct CommandLineTests {
         #expect(unknown.stderr.contains("unknown rule set 'nope'"))
     }
 
+    @Test("bot-eval --rules measures each named rule set in turn; an unknown one is bad usage")
+    func botEvalRules() throws {
+        let result = try Harness.run(["bot-eval", "--rules", "sfe,tsu", "--levels", "easy", "--games", "1", "--pairs", "5",
+                                      "--matches", "0"])
+        #expect(result.status == 0)
+        #expect(result.stdout.contains("speed 0, rules sfe\n"))
+        #expect(result.stdout.contains("speed 0, rules tsu\n"))
+        #expect(result.stdout.components(separatedBy: "\neasy ").count == 3, "\(result.stdout)")
+        let unknown = try Harness.run(["bot-eval", "--rules", "sfe,nope", "--games", "1", "--matches", "0"])
+        #expect(unknown.status == 2)
+        #expect(unknown.stderr.contains("unknown rule set 'nope'"))
+    }
+
     @Test("resolve --rules tsu: 13 rows, a score per step, garbage by target points; a 14th row is bad input")
     func resolveTsu() throws {
         let result = try Harness.run(["resolve", "--rules", "tsu"], stdin: "B.....\nRRR...\nRBBB..\n")
