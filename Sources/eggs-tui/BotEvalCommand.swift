@@ -22,16 +22,16 @@ extension EggsCommand {
                 """
         )
 
-        @Option(help: "Solo games per level (seeds 0..<N).")
+        @Option(parsing: .unconditional, help: "Solo games per level (seeds 0..<N).")
         var games: Int = 100
 
-        @Option(help: "Pairs per solo game at most.")
+        @Option(parsing: .unconditional, help: "Pairs per solo game at most.")
         var pairs: Int = 150
 
-        @Option(help: "Games of each level against the next (0: none).")
+        @Option(parsing: .unconditional, help: "Games of each level against the next (0: none).")
         var matches: Int = 100
 
-        @Option(help: "Colours: 4, 5 or 6.")
+        @Option(parsing: .unconditional, help: "Colours: 4, 5 or 6.")
         var colors: Int = 4
 
         @Option(help: "Levels to measure (comma-separated; default all).")

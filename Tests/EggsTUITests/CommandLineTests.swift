@@ -93,9 +93,13 @@ struct CommandLineTests {
             (["soak", "--speed", "-1"], "--speed"),
             (["soak", "--starting-height", "-1"], "--starting-height"),
             (["replay", "--speed", "-1", "/dev/null"], "--speed"),
+            (["bot-eval", "--games", "-1"], "--games"),
+            (["bot-eval", "--pairs", "-1"], "--pairs"),
+            (["bot-eval", "--matches", "-1"], "--matches"),
+            (["bot-eval", "--colors", "-4"], "--colors"),
         ]
         for (arguments, option) in cases {
-            let network = arguments[0] == "replay" ? [] : ["--interface", "127.0.0.1"]
+            let network = ["replay", "bot-eval"].contains(arguments[0]) ? [] : ["--interface", "127.0.0.1"]
             let result = try Harness.run(arguments + network)
             #expect(result.status == 2, "\(arguments): \(result.stderr)")
             #expect(!result.stderr.contains("Missing value"), "\(arguments): \(result.stderr)")
