@@ -206,11 +206,11 @@ public struct Snapshot: Hashable, Sendable {
 /// Every application message of the eggs protocol. Compact binary on the wire
 /// (``encoded()``/``decode(_:)``), one JSON object with a `"type"` in the log.
 public enum MatchMessage: Hashable, Sendable {
-    case hello(Hello)
+    indirect case hello(Hello)
     /// One sender's votes for consecutive egg rounds `firstRound...` of game `game`.
     case votes(game: UInt32, firstRound: UInt32, values: [UInt64])
     /// A ready member's vote in start round `match`.
-    case startProposal(match: UInt32, settings: MatchSettings, wantsToPlay: Bool)
+    indirect case startProposal(match: UInt32, settings: MatchSettings, wantsToPlay: Bool)
     /// A batch of the sender's own input stream for game `game`.
     case inputs(game: UInt32, items: [StreamInput])
     /// The sender's grid hash after `pairs` pairs settled in game `game`.
@@ -222,15 +222,15 @@ public enum MatchMessage: Hashable, Sendable {
     /// on), and while it is still playing once a rival has topped out (it was alive at `tick`).
     /// Simultaneous top-outs are decided from these clocks (see `MatchPeer+TopOut.swift`).
     case clock(game: UInt32, tick: UInt32)
-    case snapshot(Snapshot)
+    indirect case snapshot(Snapshot)
     case leave
     /// A player sets the room's match settings: version `version` of the settings register,
     /// written by the sender (see `RoomLobby`). Version 0 is a player's offer on joining a room
     /// nobody has set yet (the highest-ID offer applies until a player changes the settings).
-    case roomSettings(version: UInt32, settings: MatchSettings)
+    indirect case roomSettings(version: UInt32, settings: MatchSettings)
     /// The sender is ready for start round `match` with the room's settings `settings`, version
     /// `key` of the register as the sender had it.
-    case ready(match: UInt32, key: SettingsKey, settings: MatchSettings, wantsToPlay: Bool)
+    indirect case ready(match: UInt32, key: SettingsKey, settings: MatchSettings, wantsToPlay: Bool)
     /// The sender is no longer ready in start round `match`.
     case unready(match: UInt32)
     /// The sender's start trigger fired in start round `match`: every member votes now.
