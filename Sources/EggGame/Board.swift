@@ -103,6 +103,14 @@ public struct Board: Sendable, Hashable {
         return lane.nonzeroBitCount
     }
 
+    /// The top row holding an egg or garbage in `column` (`rowsCount` when the column is empty).
+    @inline(__always)
+    func topOccupiedRow(column: Int) -> Int {
+        let lane = UInt16(truncatingIfNeeded: occupied >> (column &* Board.laneBits)) & UInt16(Board.laneMask)
+        // The highest bit set is y = 15 - leading zeros, and row = rowsCount - 1 - y.
+        return lane == 0 ? Board.rowsCount : Board.rowsCount - 16 + lane.leadingZeroBitCount
+    }
+
     /// The number of eggs and garbage on the board.
     public var eggsCount: Int { occupied.nonzeroBitCount }
 

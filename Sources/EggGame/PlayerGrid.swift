@@ -463,6 +463,9 @@ public struct PlayerGrid: Sendable, Hashable {
             var belowAtRest = true
             var row = Board.rowsCount - 1
             var result: [LooseEgg] = []
+            // Above this row the column held nothing when the pass began, and the pass writes only
+            // where a loose egg lands, a row it has already passed.
+            let columnTop = board.topOccupiedRow(column: column)
             while row >= 0 || looseIndex < columnLoose.count {
                 // The next egg up: a loose one whose bottom is at or below `row`, or the board egg in `row`.
                 if looseIndex < columnLoose.count, (columnLoose[looseIndex].halfRow + 1) / 2 >= row {
@@ -488,7 +491,7 @@ public struct PlayerGrid: Sendable, Hashable {
                     row = min(row, belowTop - 1)
                     continue
                 }
-                guard row >= 0 else { break }
+                guard row >= columnTop || looseIndex < columnLoose.count, row >= 0 else { break }
                 let cell = board[column: column, row: row]
                 if cell != .empty {
                     let busy = landingTicks[column * Board.rowsCount + row] > 0 || popping & Board.bit(column: column, y: Board.rowsCount - 1 - row) != 0

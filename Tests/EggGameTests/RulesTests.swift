@@ -159,3 +159,19 @@ struct StartingGridTests {
         #expect(match.grids.allSatisfy { $0.board.eggsCount == 42 && $0.pairsSpawned <= 1 })
     }
 }
+
+@Suite("Board: the top occupied row of a column")
+struct TopOccupiedRowTests {
+    @Test("empty columns give rowsCount; otherwise the highest egg or garbage, whatever lies under it")
+    func topRows() {
+        #expect((0..<Board.columnsCount).map { Board().topOccupiedRow(column: $0) } == Array(repeating: Board.rowsCount, count: 6))
+        let rows = board("#.....", "......", "R..B..", "R.GB.Y")
+        // Bottom row 14: column 0 holds rows 11, 13 and 14; a gap under its top does not matter.
+        #expect((0..<Board.columnsCount).map { rows.topOccupiedRow(column: $0) } == [11, 15, 14, 13, 15, 14])
+        var full = Board()
+        for row in 0..<Board.rowsCount { full[column: 5, row: row] = .garbage }
+        #expect(full.topOccupiedRow(column: 5) == 0 && full.topOccupiedRow(column: 4) == Board.rowsCount)
+        full[column: 5, row: 0] = .empty
+        #expect(full.topOccupiedRow(column: 5) == 1)
+    }
+}
