@@ -80,4 +80,12 @@ struct BotTests {
         print("hard vs easy over 10 games: hard \(hardWins), easy \(easyWins), draws \(draws)")
         #expect(hardWins >= 8)
     }
+
+    @Test("medium beats easy in at least 80 of 100 seeded sfe games at their own paces (77 with medium's old noise)",
+          .tags(.slow), .slowTier)
+    func mediumBeatsEasy() {
+        let result = BotBench.versus(.medium, .easy, seeds: (0..<UInt64(100)).map { $0 })
+        print("medium vs easy over 100 games: medium \(result.first), easy \(result.second), draws \(result.undecided)")
+        #expect(result.first >= 80)
+    }
 }
