@@ -50,7 +50,9 @@ public struct GridPicture: Hashable, Sendable {
             && (0...Self.garbageMax).contains(garbage)
     }
 
-    /// The picture as a grid to draw (settled: a hostile picture with floating eggs just falls).
+    /// The picture as a grid to draw: every cell where the picture has it. An egg over an empty
+    /// cell (the falling pair, a falling egg) becomes a loose egg in that cell, drawn in place and
+    /// not settled; a grid for drawing only, never ticked. An invalid picture draws empty.
     public var grid: PlayerGrid {
         var board = Board()
         guard isValid else { return PlayerGrid() }
@@ -58,14 +60,17 @@ public struct GridPicture: Hashable, Sendable {
             let cell: Cell = code == 0 ? .empty : (code == 7 ? .garbage : .egg(EggColor(rawValue: code - 1)!))
             board[column: index % Board.columnsCount, row: index / Board.columnsCount] = cell
         }
-        return PlayerGrid(board: board)
+        return PlayerGrid(lockedOnto: board)
     }
 
     /// The cells as `cellsCount` digits (the log's form).
     var digits: String { String(cells.map { Character(String($0)) }) }
 
+    /// The cells of the log's digits: ASCII 0-9 only (range checks are ``isValid``'s); nil for
+    /// any other character, such as a digit of another script worth over 255.
     static func cells(digits: String) -> [UInt8]? {
-        let cells = digits.compactMap { $0.wholeNumberValue }.map { UInt8($0) }
-        return cells.count == digits.count ? cells : nil
+        let bytes = Array(digits.utf8)
+        guard bytes.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return nil }
+        return bytes.map { $0 - UInt8(ascii: "0") }
     }
 }

@@ -79,10 +79,13 @@ extension MatchMessage {
                     w.u8(high << 4 | (low & 0x0F))
                 }
             }
-            // The queued garbage of each picture, after all of them: a message of a sender that
-            // predates it ends before, and reads as no garbage.
-            for picture in pictures {
-                w.varint(UInt64(clamping: max(0, picture.garbage)))
+            // The queued garbage of each picture, after all of them, and only when some picture
+            // has any: a message that ends before it reads as no garbage, and a message without
+            // garbage is the bytes a build that predates it sends and reads.
+            if pictures.contains(where: { $0.garbage > 0 }) {
+                for picture in pictures {
+                    w.varint(UInt64(clamping: max(0, picture.garbage)))
+                }
             }
         }
         return w.bytes

@@ -64,7 +64,11 @@ struct LateJoinGridsTests {
                       mirror.state == .live, Int(sent.picture.pairs) == mirror.pairsSpawned,
                       sent.tick == mirror.ticksPlayed else { continue }
                 let eggs = sent.picture.cells.filter { $0 != 0 }.count
-                if eggs == mirror.board.eggsCount + 2 { live += 1 }
+                guard eggs == mirror.board.eggsCount + 2 else { continue }
+                live += 1
+                // The joiner draws the falling pair where the picture has it, not settled.
+                let drawn = GridPicture(player: player, grid: sent.picture.grid)
+                #expect(drawn.cells == sent.picture.cells, "\(player.hex): the pair is drawn elsewhere")
             }
         }
         #expect(live > 0, "no picture showed a falling pair")
@@ -93,6 +97,21 @@ struct LateJoinGridsTests {
         #expect(MatchMessage.decode(withGarbage.encoded()) == withGarbage)
         #expect(MatchMessage(json: withGarbage.json) == withGarbage)
         #expect(MatchMessage.decode(Array(withGarbage.encoded().dropLast())) == message)
+        // Without garbage the message is the bytes an older build sends, so an older build reads it.
+        #expect(Array(withGarbage.encoded().dropLast()) == message.encoded())
+        // A digit of another script is not a cell (one worth 10,000 trapped the reader).
+        for digit in ["万", "௲", "٣", "³"] {
+            guard case .object(var fields) = message.json, let at = fields.firstIndex(where: { $0.0 == "grids" }),
+                  case .array(var entries) = fields[at].1, case .object(var entry) = entries[0],
+                  let cellsAt = entry.firstIndex(where: { $0.0 == "cells" }) else {
+                Issue.record("no cells in \(message.json)")
+                break
+            }
+            entry[cellsAt].1 = .string(String(repeating: "0", count: GridPicture.cellsCount - 1) + digit)
+            entries[0] = .object(entry)
+            fields[at].1 = .array(entries)
+            #expect(MatchMessage(json: .object(fields)) == nil, "\(digit)")
+        }
         var tooMuch = good
         tooMuch.garbage = GridPicture.garbageMax + 1
         var badCell = good
