@@ -278,6 +278,17 @@ struct JSONFieldFuzzTests {
                           "settings", "ready", "unready", "go", "grids"])
     }
 
+    @Test("hex with a sign (which UInt64(_:radix:) takes) is no peer ID, hash or payload")
+    func signedHex() {
+        for hash in ["+123456789abcdef", "-000000000000000", "-000000000000001"] {
+            let checkpoint = JSONValue.object([("type", .string("checkpoint")), ("game", .int(1)), ("pairs", .int(2)),
+                                               ("hash", .string(hash))])
+            #expect(MatchMessage(json: checkpoint) == nil, "\(hash)")
+        }
+        #expect(MatchMessage(json: .object([("type", .string("checkpoint")), ("game", .int(1)), ("pairs", .int(2)),
+                                            ("hash", .string("0123456789ABCDEF"))])) == .checkpoint(game: 1, pairs: 2, hash: 0x0123_4567_89ab_cdef))
+    }
+
     /// Every sample message once per seed (24 samples × 300 seeds = 7,200 mutants): one field replaced with a hostile value (or dropped,
     /// added, duplicated). A mutant that parses is valid and re-renders to itself; the mutant's
     /// text parses back to the same JSON value and the same message; nothing traps.
