@@ -289,6 +289,13 @@ struct JSONFieldFuzzTests {
                                             ("hash", .string("0123456789ABCDEF"))])) == .checkpoint(game: 1, pairs: 2, hash: 0x0123_4567_89ab_cdef))
     }
 
+    @Test("an invalid payload's bytes are hex digit pairs: no sign")
+    func signedPayloadHex() {
+        #expect(LogReader.parseHexBytes("ff00") == [0xff, 0x00])
+        #expect(LogReader.parseHexBytes("FF") == [0xff])
+        for bad in ["+f", "-0", "ff+f", "0-", "f", "é0", "٣٣"] { #expect(LogReader.parseHexBytes(bad) == nil, "\(bad)") }
+    }
+
     /// Every sample message once per seed (24 samples × 300 seeds = 7,200 mutants): one field replaced with a hostile value (or dropped,
     /// added, duplicated). A mutant that parses is valid and re-renders to itself; the mutant's
     /// text parses back to the same JSON value and the same message; nothing traps.
