@@ -344,9 +344,11 @@ public struct LogReader: Sendable {
         return MembershipView(id: UInt64(id), members: members, joined: joined, departed: departed, key: key)
     }
 
+    /// Pairs of hex digits; nil for anything else. Digits only: `UInt8(_:radix:)` alone also
+    /// takes a sign, so the pairs "+f" and "-0" read as bytes 0x0f and 0x00.
     static func parseHexBytes(_ hex: String) -> [UInt8]? {
         let utf8 = Array(hex.utf8)
-        guard utf8.count % 2 == 0 else { return nil }
+        guard utf8.count % 2 == 0, utf8.allSatisfy(isHexDigit) else { return nil }
         var out: [UInt8] = []
         out.reserveCapacity(utf8.count / 2)
         for i in stride(from: 0, to: utf8.count, by: 2) {

@@ -99,6 +99,8 @@ struct PrimitivesTests {
         #expect(hex16(.max) == "ffffffffffffffff")
         #expect(parseHex16("00000000000000ab") == 0xAB)
         #expect(parseHex16("ab") == nil && parseHex16(nil) == nil && parseHex16("000000000000000g") == nil)
+        #expect(parseHex16("00000000000000AB") == 0xAB)
+        #expect(parseHex16("+123456789abcdef") == nil && parseHex16("-000000000000000") == nil, "a sign is no digit")
     }
 }
 
