@@ -21,7 +21,8 @@ import EggGame
 /// ``LogReader/lineBytesMax`` bytes, JSON nested at most 32 deep, a room of at most
 /// ``roomBytesMax`` bytes, a rule-set name of at most ``MatchMessage/rulesBytesMax``, a view of at
 /// most ``viewMembersMax`` members with no peer listed twice, an invalid payload of at most
-/// ``MatchMessage/bytesMax`` bytes, and every message within ``MatchMessage/isValid``.
+/// ``MatchMessage/bytesMax`` bytes, and every message within ``MatchMessage/isValid`` and, in its
+/// binary encoding, within ``MatchMessage/bytesMax`` bytes (what a peer could have received).
 public enum MessageLog {
     public static let format = "eggs-log"
     /// 2: every line carries the running digest `"d"` and a closed log ends with an `"end"` line.
@@ -291,6 +292,10 @@ public struct LogReader: Sendable {
                 throw damaged("bad \"msg\" (a field missing or out of its limits)")
             }
             payload = message.encoded()
+            // Every field within its limit, yet too big for one datagram: no peer received it.
+            guard payload.count <= MatchMessage.bytesMax else {
+                throw damaged("a message of \(payload.count) bytes on the wire, over a datagram's \(MatchMessage.bytesMax)")
+            }
         }
         let delivery = Delivery(from: PeerID(from), seq: UInt64(bitPattern: seq), payload: payload)
         return .event(.delivered(delivery), atMicroseconds: at, line: lineNumber)

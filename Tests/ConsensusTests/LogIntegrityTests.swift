@@ -182,6 +182,23 @@ struct LogIntegrityTests {
         #expect(damagedLine(MessageLog.sealed(atLimit)) == nil)
     }
 
+    @Test("a message over the wire's size limit in a log is damage naming its line: no peer could have received it")
+    func oversizedMessageInLog() throws {
+        // Within every field's limit, but its binary encoding is over a datagram's payload.
+        let huge = MatchMessage.inputs(game: 0, items: Array(repeating: .offsetGarbage(MatchMessage.garbageOffsetMax),
+                                                             count: MatchMessage.inputsPerMessageMax))
+        #expect(huge.isValid)
+        #expect(huge.encoded().count > MatchMessage.bytesMax)
+        #expect(damagedLine(MessageLog.sealed(joinerLog(snapshot: huge.json))) == 3)
+        // The largest that fits is replayed (counted as a message, not as damage).
+        var count = MatchMessage.inputsPerMessageMax
+        while MatchMessage.inputs(game: 0, items: Array(repeating: .offsetGarbage(MatchMessage.garbageOffsetMax), count: count))
+            .encoded().count > MatchMessage.bytesMax { count -= 1 }
+        let fits = MatchMessage.inputs(game: 0, items: Array(repeating: .offsetGarbage(MatchMessage.garbageOffsetMax), count: count))
+        let report = try Replay.verify(MessageLog.sealed(joinerLog(snapshot: fits.json)))
+        #expect(report.messages == 1)
+    }
+
     @Test("a view naming a member twice, a joiner that is no member, a departed member: damage naming the view line")
     func badViews() {
         let header = MessageLog.header(peer: alice, room: "eggs")
