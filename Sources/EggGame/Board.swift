@@ -299,6 +299,18 @@ public struct Board: Sendable, Hashable {
         return (chain, garbage)
     }
 
+    /// The chain's length alone (the board must be settled), resolved as
+    /// ``resolveChainCounts(rules:mask:)`` resolves it, without scoring its steps (bot path).
+    mutating func resolveChainLength(mask: UInt128) -> Int {
+        var chain = 0
+        while chain < ChainResult.stepsMax, let step = poppingCellsNow(mask: mask) {
+            remove(step.popped | step.cleared)
+            settle()
+            chain &+= 1
+        }
+        return chain
+    }
+
     /// Resolves every chain step by `rules` (the board must be settled): only cells in `mask`
     /// join groups or are cleared (`tsu`'s hidden row is outside it), and the garbage is the rule
     /// set's (`tsu`: the chain's score over the target points, no remainder carried in). Returns

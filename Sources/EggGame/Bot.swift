@@ -320,9 +320,11 @@ public struct Bot: Sendable {
         // by their chain and shape.
         let width = depth + 1 >= 2 ? level.thirdPlyWidth : depth + 2 < pairs.count ? BotLevel.widthWithTwoShown : children.count
         if children.count > width {
+            // Each child's key computed once (the comparator computed two shapes a comparison).
             let evaluation = self.evaluation
-            children.sort { ($0.chain, evaluation.shape($0.board)) > ($1.chain, evaluation.shape($1.board)) }
-            children.removeLast(children.count - width)
+            var keyed = children.map { (key: ($0.chain, evaluation.shape($0.board)), child: $0) }
+            keyed.sort { $0.key > $1.key }
+            children = keyed.prefix(width).map(\.child)
         }
         let inner = BotContext()
         var best = Bot.deadScore

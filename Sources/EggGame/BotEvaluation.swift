@@ -48,6 +48,7 @@ struct BotEvaluation {
     /// 1 then up to `eggsMax` eggs of that colour, and the longest chain they fire.
     func potential(_ board: Board) -> Potential {
         var best = Potential(chain: 0, eggs: 0)
+        let quiet = simulator.isQuiet(board)
         for column in 0..<BotSimulator.columns {
             let height = BotSimulator.height(board, column: column)
             guard height < simulator.pairRows else { continue }
@@ -63,7 +64,7 @@ struct BotEvaluation {
                 guard colours & (1 << code) != 0 else { continue }
                 colours &= ~(1 << code)
                 for eggs in 1...eggsMax {
-                    let chain = simulator.virtualChain(board, code: code, column: column, count: eggs)
+                    let chain = simulator.virtualChain(board, code: code, column: column, count: eggs, quiet: quiet)
                     guard chain > 0 else { continue }
                     if chain > best.chain || (chain == best.chain && eggs < best.eggs) { best = Potential(chain: chain, eggs: eggs) }
                     break

@@ -96,12 +96,29 @@ struct BotSimulator: Sendable {
     /// resolves, and returns the chain they fire (0 when nothing pops or when a pair could not put
     /// that many eggs there: the rows only garbage reaches never hold a trigger).
     @inline(__always)
-    func virtualChain(_ board: Board, code: UInt8, column: Int, count: Int) -> Int {
-        guard board.height(column: column) + count <= pairRows else { return 0 }
+    /// - Parameter quiet: nothing on `board` pops (``isQuiet(_:)``; true of every board a chain
+    ///   resolved on), so only the dropped eggs' group can start a chain.
+    func virtualChain(_ board: Board, code: UInt8, column: Int, count: Int, quiet: Bool) -> Int {
+        let height = board.height(column: column)
+        guard height + count <= pairRows else { return 0 }
         var after = board
         for _ in 0..<count { after.dropCode(code, column: column) }
-        return after.resolveChainCounts(rules: rules, mask: poppingMask).chain
+        guard quiet else { return after.resolveChainLength(mask: poppingMask) }
+        // On a quiet board the first step can only pop the dropped eggs' group: under 4 eggs,
+        // nothing fires. Most drops stop here, on one colour's plane instead of a step's six.
+        let plane = after.plane(code: code) & poppingMask
+        var group = Board.bit(column: column, y: height) & plane
+        while true {
+            let grown = (group | Board.neighbours(group)) & plane
+            if grown == group { break }
+            group = grown
+        }
+        guard group.nonzeroBitCount >= 4 else { return 0 }
+        return after.resolveChainLength(mask: poppingMask)
     }
+
+    /// Whether nothing on `board` pops (a chain resolved on it ended by itself).
+    func isQuiet(_ board: Board) -> Bool { board.poppingCellsNow(mask: poppingMask) == nil }
 
     /// Lands `count` garbage eggs on `board` as the rules do after a lock (zero time). Under
     /// `tsu` the columns of the 1–5 eggs beyond whole rows come from the grid's garbage stream,
