@@ -311,6 +311,39 @@ public struct Board: Sendable, Hashable {
         return chain
     }
 
+    /// ``resolveChainLength(mask:)`` on a settled board where `popping` is what pops first (the
+    /// bot's virtual drops: the dropped eggs' group on a board where nothing else pops). After
+    /// the first step only groups holding a cell that the step changed can pop (any other group
+    /// stood whole before it, and would have popped with it), so each step floods out from those
+    /// cells instead of searching all six colour planes.
+    mutating func resolveChainLength(mask: UInt128, firstPopping popping: UInt128) -> Int {
+        var popping = popping
+        var chain = 0
+        while popping != 0 && chain < ChainResult.stepsMax {
+            let before = (plane0, plane1, plane2)
+            remove(popping | (Board.neighbours(popping) & plane(code: 7) & mask))
+            settle()
+            chain &+= 1
+            let changed = (plane0 ^ before.0) | (plane1 ^ before.1) | (plane2 ^ before.2)
+            popping = 0
+            for code in UInt8(1)...6 {
+                let cells = plane(code: code) & mask
+                var seeds = cells & changed
+                while seeds != 0 {
+                    var group = seeds & (0 &- seeds)
+                    while true {
+                        let grown = (group | Board.neighbours(group)) & cells
+                        if grown == group { break }
+                        group = grown
+                    }
+                    seeds &= ~group
+                    if group.nonzeroBitCount >= 4 { popping |= group }
+                }
+            }
+        }
+        return chain
+    }
+
     /// Resolves every chain step by `rules` (the board must be settled): only cells in `mask`
     /// join groups or are cleared (`tsu`'s hidden row is outside it), and the garbage is the rule
     /// set's (`tsu`: the chain's score over the target points, no remainder carried in). Returns

@@ -114,7 +114,7 @@ struct BotSimulator: Sendable {
             group = grown
         }
         guard group.nonzeroBitCount >= 4 else { return 0 }
-        return after.resolveChainLength(mask: poppingMask)
+        return after.resolveChainLength(mask: poppingMask, firstPopping: group)
     }
 
     /// Whether nothing on `board` pops (a chain resolved on it ended by itself).
