@@ -66,6 +66,14 @@ public struct Board: Sendable, Hashable {
         plane2 = code & 4 != 0 ? plane2 | bit : plane2 & ~bit
     }
 
+    /// Puts `code` into `cells`, every one of them empty.
+    @inline(__always)
+    mutating func fillEmpty(_ cells: UInt128, code: UInt8) {
+        if code & 1 != 0 { plane0 |= cells }
+        if code & 2 != 0 { plane1 |= cells }
+        if code & 4 != 0 { plane2 |= cells }
+    }
+
     /// The cell at `column` 0...5 (left to right) and `row` 0...14 (top to bottom).
     public subscript(column column: Int, row row: Int) -> Cell {
         get {

@@ -102,7 +102,9 @@ struct BotSimulator: Sendable {
         let height = board.height(column: column)
         guard height + count <= pairRows else { return 0 }
         var after = board
-        for _ in 0..<count { after.dropCode(code, column: column) }
+        // The `count` empty cells above the column's eggs, all set at once (a settled column's
+        // cells from `height` up are empty, and stay within its lane: `height + count <= pairRows`).
+        after.fillEmpty(((UInt128(1) << count) &- 1) << (column &* Board.laneBits &+ height), code: code)
         guard quiet else { return after.resolveChainLength(mask: poppingMask) }
         // On a quiet board the first step can only pop the dropped eggs' group: under 4 eggs,
         // nothing fires. Most drops stop here, on one colour's plane instead of a step's six.
