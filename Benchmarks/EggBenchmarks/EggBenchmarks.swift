@@ -11,15 +11,23 @@ let positions: [(Board, EggPair)] = {
         var grid = PlayerGrid()
         var bot = Bot(level: .medium, seed: seed)
         while grid.state != .toppedOut && grid.pairsSpawned < 40 {
-            if rng.nextInt(below: 4) == 0 { grid.apply(.landGarbage(rng.nextInt(below: 6))) }
+            if rng.nextInt(below: 4) == 0 {
+                grid.apply(.landGarbage(rng.nextInt(below: 6)))
+                // Garbage falls in time too.
+                while grid.state == .resolving { grid.apply(.ticks(PlayerGrid.ticksPerInputMax)) }
+            }
             grid.apply(.spawn(sequence.pair(at: grid.pairsSpawned)))
             guard grid.state == .live else { break }
             if grid.pairsSpawned % 4 == 0 { positions.append((grid.board, grid.livePair!.pair)) }
             for move in bot.plan(grid: grid, next: sequence.pair(at: grid.pairsSpawned)) {
                 grid.apply(.move(move))
             }
+            // The pair's eggs land and its chain pops in time: tick until the grid awaits a spawn
+            // (without this every spawn after the first was refused and no position was taken).
+            while grid.state == .resolving || grid.state == .live { grid.apply(.ticks(PlayerGrid.ticksPerInputMax)) }
         }
     }
+    precondition(positions.count >= 64, "the placement benchmark needs its positions (got \(positions.count))")
     return positions
 }()
 
