@@ -206,6 +206,17 @@ public struct Board: Sendable, Hashable {
         (cells << 1) | (cells >> 1) | (cells << laneBits) | (cells >> laneBits)
     }
 
+    /// The cells of `cells` connected to `seed` (a subset of `cells`) through side neighbours.
+    @inline(__always)
+    static func group(of seed: UInt128, in cells: UInt128) -> UInt128 {
+        var group = seed
+        while true {
+            let grown = (group | neighbours(group)) & cells
+            if grown == group { return group }
+            group = grown
+        }
+    }
+
     /// The cells of every same-colour group of 4 or more in `plane`.
     @inline(__always)
     static func poppingCells(in plane: UInt128) -> UInt128 {
@@ -217,12 +228,7 @@ public struct Board: Sendable, Hashable {
         var seeds = twoOrMore
         var popping: UInt128 = 0
         while seeds != 0 {
-            var group = seeds & (0 &- seeds)
-            while true {
-                let grown = (group | neighbours(group)) & plane
-                if grown == group { break }
-                group = grown
-            }
+            let group = Board.group(of: seeds & (0 &- seeds), in: plane)
             seeds &= ~group
             if group.nonzeroBitCount >= 4 { popping |= group }
         }
@@ -266,12 +272,7 @@ public struct Board: Sendable, Hashable {
             var cells = plane(code: code) & popped
             if cells != 0 { colors += 1 }
             while cells != 0 {
-                var group = cells & (0 &- cells)
-                while true {
-                    let grown = (group | Board.neighbours(group)) & cells
-                    if grown == group { break }
-                    group = grown
-                }
+                let group = Board.group(of: cells & (0 &- cells), in: cells)
                 cells &= ~group
                 sizes.append(group.nonzeroBitCount)
             }
@@ -338,12 +339,7 @@ public struct Board: Sendable, Hashable {
                 let cells = plane(code: code) & mask
                 var seeds = cells & changed
                 while seeds != 0 {
-                    var group = seeds & (0 &- seeds)
-                    while true {
-                        let grown = (group | Board.neighbours(group)) & cells
-                        if grown == group { break }
-                        group = grown
-                    }
+                    let group = Board.group(of: seeds & (0 &- seeds), in: cells)
                     seeds &= ~group
                     if group.nonzeroBitCount >= 4 { popping |= group }
                 }

@@ -109,12 +109,7 @@ struct BotSimulator: Sendable {
         // On a quiet board the first step can only pop the dropped eggs' group: under 4 eggs,
         // nothing fires. Most drops stop here, on one colour's plane instead of a step's six.
         let plane = after.plane(code: code) & poppingMask
-        var group = Board.bit(column: column, y: height) & plane
-        while true {
-            let grown = (group | Board.neighbours(group)) & plane
-            if grown == group { break }
-            group = grown
-        }
+        let group = Board.group(of: Board.bit(column: column, y: height) & plane, in: plane)
         guard group.nonzeroBitCount >= 4 else { return 0 }
         return after.resolveChainLength(mask: poppingMask, firstPopping: group)
     }
