@@ -308,42 +308,38 @@ public struct Board: Sendable, Hashable {
         return (chain, garbage)
     }
 
-    /// The chain's length alone (the board must be settled), resolved as
-    /// ``resolveChainCounts(rules:mask:)`` resolves it, without scoring its steps (bot path).
-    mutating func resolveChainLength(mask: UInt128) -> Int {
-        var chain = 0
-        while chain < ChainResult.stepsMax, let step = poppingCellsNow(mask: mask) {
-            remove(step.popped | step.cleared)
-            settle()
-            chain &+= 1
+    /// One step of the bot's resolutions: empties `popping` (every group of 4 or more now) and
+    /// the garbage beside it within `mask`, lets the eggs fall, and returns every group that pops
+    /// next. Only a group holding a cell this step changed can pop next (any other stood whole
+    /// before it and, at 4 or more, would have popped in it), so the search floods out from those
+    /// cells instead of searching all six colour planes.
+    private mutating func popAndFindNext(_ popping: UInt128, mask: UInt128) -> UInt128 {
+        let before = (plane0, plane1, plane2)
+        remove(popping | (Board.neighbours(popping) & plane(code: 7) & mask))
+        settle()
+        let changed = (plane0 ^ before.0) | (plane1 ^ before.1) | (plane2 ^ before.2)
+        var next: UInt128 = 0
+        for code in UInt8(1)...6 {
+            let cells = plane(code: code) & mask
+            var seeds = cells & changed
+            while seeds != 0 {
+                let group = Board.group(of: seeds & (0 &- seeds), in: cells)
+                seeds &= ~group
+                if group.nonzeroBitCount >= 4 { next |= group }
+            }
         }
-        return chain
+        return next
     }
 
-    /// ``resolveChainLength(mask:)`` on a settled board where `popping` is what pops first (the
-    /// bot's virtual drops: the dropped eggs' group on a board where nothing else pops). After
-    /// the first step only groups holding a cell that the step changed can pop (any other group
-    /// stood whole before it, and would have popped with it), so each step floods out from those
-    /// cells instead of searching all six colour planes.
+    /// The chain's length alone, resolved as ``resolveChainCounts(rules:mask:)`` resolves it
+    /// without scoring its steps, on a settled board where `popping` is every group that pops
+    /// first (the bot's virtual drops: on a board where nothing popped, the dropped eggs' group).
     mutating func resolveChainLength(mask: UInt128, firstPopping popping: UInt128) -> Int {
         var popping = popping
         var chain = 0
         while popping != 0 && chain < ChainResult.stepsMax {
-            let before = (plane0, plane1, plane2)
-            remove(popping | (Board.neighbours(popping) & plane(code: 7) & mask))
-            settle()
+            popping = popAndFindNext(popping, mask: mask)
             chain &+= 1
-            let changed = (plane0 ^ before.0) | (plane1 ^ before.1) | (plane2 ^ before.2)
-            popping = 0
-            for code in UInt8(1)...6 {
-                let cells = plane(code: code) & mask
-                var seeds = cells & changed
-                while seeds != 0 {
-                    let group = Board.group(of: seeds & (0 &- seeds), in: cells)
-                    seeds &= ~group
-                    if group.nonzeroBitCount >= 4 { popping |= group }
-                }
-            }
         }
         return chain
     }
@@ -354,16 +350,16 @@ public struct Board: Sendable, Hashable {
     /// the chain length and the garbage (bot path).
     mutating func resolveChainCounts(rules: RuleSet, mask: UInt128) -> (chain: Int, garbage: Int) {
         var chain = 0, garbage = 0, points = 0
-        while chain < ChainResult.stepsMax, let step = poppingCellsNow(mask: mask) {
+        var popping = poppingCellsNow(mask: mask)?.popped ?? 0
+        while popping != 0 && chain < ChainResult.stepsMax {
             switch rules.garbageFormula {
             case .sfeSteps:
-                garbage &+= rules.garbage(stepIndex: chain, popped: step.popped.nonzeroBitCount)
+                garbage &+= rules.garbage(stepIndex: chain, popped: popping.nonzeroBitCount)
             case .score(let scoring):
-                let groups = groups(in: step.popped)
+                let groups = groups(in: popping)
                 points &+= scoring.score(stepIndex: chain, groupSizes: groups.sizes, colors: groups.colors)
             }
-            remove(step.popped | step.cleared)
-            settle()
+            popping = popAndFindNext(popping, mask: mask)
             chain &+= 1
         }
         if case .score(let scoring) = rules.garbageFormula { garbage = points / scoring.targetPoints }

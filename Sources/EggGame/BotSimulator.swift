@@ -95,9 +95,9 @@ struct BotSimulator: Sendable {
     /// Drops `count` eggs of colour `code` onto `column` (the virtual drops of the evaluation),
     /// resolves, and returns the chain they fire (0 when nothing pops or when a pair could not put
     /// that many eggs there: the rows only garbage reaches never hold a trigger).
-    @inline(__always)
     /// - Parameter quiet: nothing on `board` pops (``isQuiet(_:)``; true of every board a chain
     ///   resolved on), so only the dropped eggs' group can start a chain.
+    @inline(__always)
     func virtualChain(_ board: Board, code: UInt8, column: Int, count: Int, quiet: Bool) -> Int {
         let height = board.height(column: column)
         guard height + count <= pairRows else { return 0 }
@@ -105,13 +105,17 @@ struct BotSimulator: Sendable {
         // The `count` empty cells above the column's eggs, all set at once (a settled column's
         // cells from `height` up are empty, and stay within its lane: `height + count <= pairRows`).
         after.fillEmpty(((UInt128(1) << count) &- 1) << (column &* Board.laneBits &+ height), code: code)
-        guard quiet else { return after.resolveChainLength(mask: poppingMask) }
-        // On a quiet board the first step can only pop the dropped eggs' group: under 4 eggs,
-        // nothing fires. Most drops stop here, on one colour's plane instead of a step's six.
-        let plane = after.plane(code: code) & poppingMask
-        let group = Board.group(of: Board.bit(column: column, y: height) & plane, in: plane)
-        guard group.nonzeroBitCount >= 4 else { return 0 }
-        return after.resolveChainLength(mask: poppingMask, firstPopping: group)
+        let first: UInt128
+        if quiet {
+            // The first step can only pop the dropped eggs' group: under 4 eggs nothing fires.
+            // Most drops stop here, on one colour's plane instead of a step's six.
+            let plane = after.plane(code: code) & poppingMask
+            let group = Board.group(of: Board.bit(column: column, y: height) & plane, in: plane)
+            first = group.nonzeroBitCount >= 4 ? group : 0
+        } else {
+            first = after.poppingCellsNow(mask: poppingMask)?.popped ?? 0
+        }
+        return after.resolveChainLength(mask: poppingMask, firstPopping: first)
     }
 
     /// Whether nothing on `board` pops (a chain resolved on it ended by itself).
