@@ -65,34 +65,55 @@ extension MatchMessage {
     }
 
     static func parseInput(_ text: String) -> StreamInput? {
-        switch text {
-        case "spawn": return .spawn
-        case "left": return .move(.left)
-        case "right": return .move(.right)
-        case "cw": return .move(.rotateCW)
-        case "ccw": return .move(.rotateCCW)
-        case "down": return .move(.down)
-        case "drop": return .move(.hardDrop)
+        var text = text
+        return text.withUTF8 { parseInput(utf8: $0) }
+    }
+
+    /// ``parseInput(_:)`` on the name's UTF-8 bytes (the log reader's fast path reads them in place).
+    static func parseInput(utf8 name: UnsafeBufferPointer<UInt8>) -> StreamInput? {
+        func equals(_ word: StaticString) -> Bool {
+            word.utf8CodeUnitCount == name.count && word.withUTF8Buffer { $0.elementsEqual(name) }
+        }
+        /// The count after `prefix`, if the name starts with it.
+        func count(after prefix: StaticString) -> Int?? {
+            let length = prefix.utf8CodeUnitCount
+            guard name.count > length, prefix.withUTF8Buffer({ $0.elementsEqual(name[0..<length]) }) else { return nil }
+            return .some(decimal(utf8: UnsafeBufferPointer(rebasing: name[length...])))
+        }
+        switch name.count {
+        case 2: if equals("cw") { return .move(.rotateCW) }
+        case 3: if equals("ccw") { return .move(.rotateCCW) }
+        case 4:
+            if equals("left") { return .move(.left) }
+            if equals("down") { return .move(.down) }
+            if equals("drop") { return .move(.hardDrop) }
+        case 5:
+            if equals("spawn") { return .spawn }
+            if equals("right") { return .move(.right) }
         default: break
         }
-        if text.hasPrefix("offset:") {
-            guard let n = decimal(text.dropFirst(7)), (1...garbageOffsetMax).contains(n) else { return nil }
-            return .offsetGarbage(n)
-        }
-        if text.hasPrefix("ticks:") {
-            guard let n = decimal(text.dropFirst(6)), (1...ticksPerItemMax).contains(n) else { return nil }
+        if let n = count(after: "ticks:") {
+            guard let n, (1...ticksPerItemMax).contains(n) else { return nil }
             return .ticks(n)
         }
-        guard text.hasPrefix("garbage:"), let n = decimal(text.dropFirst(8)), (0...garbageLandMax).contains(n) else { return nil }
+        if let n = count(after: "offset:") {
+            guard let n, (1...garbageOffsetMax).contains(n) else { return nil }
+            return .offsetGarbage(n)
+        }
+        guard let n = count(after: "garbage:"), let n, (0...garbageLandMax).contains(n) else { return nil }
         return .landGarbage(n)
     }
 
     /// A count as ``jsonName(_:)`` writes it: decimal digits only, no sign, no leading zero, at
     /// most 18 digits (so it never overflows); nil otherwise.
-    static func decimal(_ text: Substring) -> Int? {
-        guard let first = text.first, (1...18).contains(text.count), text.allSatisfy({ ("0"..."9").contains($0) }),
-              first != "0" || text.count == 1 else { return nil }
-        return Int(text)
+    static func decimal(utf8 digits: UnsafeBufferPointer<UInt8>) -> Int? {
+        guard (1...18).contains(digits.count), digits[0] != UInt8(ascii: "0") || digits.count == 1 else { return nil }
+        var value = 0
+        for byte in digits {
+            guard byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") else { return nil }
+            value = value &* 10 &+ Int(byte &- UInt8(ascii: "0"))
+        }
+        return value
     }
 
     private static func json(_ s: Snapshot) -> JSONValue {

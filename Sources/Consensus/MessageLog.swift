@@ -145,28 +145,37 @@ public struct LogDigest: @unchecked Sendable {
         let shaped = prefix.withUTF8Buffer { p in (0..<p.count).allSatisfy { line[cut + $0] == p[$0] } }
             && line[line.endIndex - 2] == UInt8(ascii: "\"") && line[line.endIndex - 1] == UInt8(ascii: "}")
         guard shaped else { return false }
-        // The written digest is compared with the computed one byte by byte, in place (no
-        // arrays a line); a digit that is not lowercase hex fails the check as a mismatch does.
-        let matches = next(line[line.startIndex..<cut], closing: true) { digest in
-            for index in 0..<LogDigest.bytes {
-                guard let high = Self.nibble(line[cut + 6 + 2 * index]), let low = Self.nibble(line[cut + 7 + 2 * index]),
-                      digest[index] == high << 4 | low else { return false }
+        var computed = (UInt64(0), UInt64(0))
+        next(line[line.startIndex..<cut], closing: true) { digest in
+            withUnsafeMutableBytes(of: &computed) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: digest[0..<LogDigest.bytes])) }
+        }
+        // The written digest is compared with the computed one written out in hex, in place: a
+        // digit that is not lowercase hex fails as a mismatch does. No branch on the digits'
+        // values (a hex digit parsed back branches on each of them, unpredictably).
+        let matches = withUnsafeBytes(of: computed) { digest in
+            line.withUnsafeBufferPointer { bytes in
+                let written = cut - line.startIndex + 6
+                var differ: UInt8 = 0
+                for index in 0..<LogDigest.bytes {
+                    differ |= bytes[written + 2 * index] ^ Self.hexDigit(digest[index] >> 4)
+                    differ |= bytes[written + 2 * index + 1] ^ Self.hexDigit(digest[index] & 0x0f)
+                }
+                return differ == 0
             }
-            return true
         }
         guard matches else { return false }
-        for index in 0..<LogDigest.bytes {
-            previous[index] = Self.nibble(line[cut + 6 + 2 * index])! << 4 | Self.nibble(line[cut + 7 + 2 * index])!
+        withUnsafeBytes(of: computed) { digest in
+            for index in 0..<LogDigest.bytes { previous[index] = digest[index] }
         }
         return true
     }
 
-    private static func nibble(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        default: nil
-        }
+    /// The lowercase hex digit of `nibble` (0...15), without a branch.
+    @inline(__always)
+    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
+        // '0' + n, and 39 more past 9 ('a' is '0' + 49): the mask is all ones when n > 9.
+        let over9 = UInt8(truncatingIfNeeded: Int8(bitPattern: 9 &- nibble) >> 7)
+        return UInt8(ascii: "0") &+ nibble &+ (over9 & 39)
     }
 }
 
@@ -203,6 +212,11 @@ public struct LogReader: Sendable {
     private var done = false
     private var digest: LogDigest
     private let keyed: Bool
+    /// Whether `inputs` lines as the writer writes them are read in place (``inputsLine(_:)``);
+    /// off only in tests, which compare the two ways of reading.
+    var readsInputsInPlace = true
+    /// Lines read in place so far.
+    private(set) var linesReadInPlace = 0
 
     /// Lines longer than this are corrupt.
     public static let lineBytesMax = 1 << 16
@@ -262,6 +276,17 @@ public struct LogReader: Sendable {
             }
             if !sawHeader { throw damaged("missing eggs-log header (or the header was edited)") }
             throw damaged("the line's digest does not match: this line was edited, or a line before it is missing, duplicated, out of order or from another log")
+        }
+        // Most lines are `inputs` messages as the writer writes them: read in place.
+        if sawHeader, readsInputsInPlace, let fast = bytes.withUnsafeBufferPointer({
+            Self.inputsLine(UnsafeBufferPointer(rebasing: $0[..<($0.count - LogDigest.suffixBytes)]))
+        }) {
+            let payload = MatchMessage.inputs(game: fast.game, items: fast.items).encoded()
+            if payload.count <= MatchMessage.bytesMax {
+                let delivery = Delivery(from: PeerID(fast.from), seq: UInt64(bitPattern: fast.seq), payload: payload)
+                linesReadInPlace += 1
+                return .event(.delivered(delivery), atMicroseconds: fast.at, line: lineNumber)
+            }
         }
         let json: JSONValue
         do {
