@@ -230,6 +230,12 @@ public struct LogReader: Sendable {
 
     public mutating func receive(_ bytes: some Sequence<UInt8>) {
         precondition(!isFinished, "receive after finish")
+        // The lines read are dropped first: what is left is at most a line's start, so the buffer
+        // stays the size of what is fed at once (a whole log is never held, nor moved).
+        if offset > 0 {
+            buffer.removeFirst(offset)
+            offset = 0
+        }
         buffer.append(contentsOf: bytes)
     }
 
@@ -259,7 +265,6 @@ public struct LogReader: Sendable {
         }
         let line = buffer[offset..<newline]
         offset = newline + 1
-        defer { if offset > 1 << 20 { buffer.removeFirst(offset); offset = 0 } }
         lineNumber += 1
         if line.count > Self.lineBytesMax { throw ReplayError(line: lineNumber, reason: "line too long") }
         return try parse(line)
