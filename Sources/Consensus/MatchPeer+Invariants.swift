@@ -12,17 +12,18 @@ extension MatchPeer {
         if !isSynced {
             precondition(match == nil && owner == nil, "a peer without the room's state has no match")
         }
-        if let view {
-            // Membership by `contains` on the view's few members: no set is built per call.
-            precondition(syncedMembers.allSatisfy(view.members.contains), "synced members are members")
-            precondition(unheard.allSatisfy(view.members.contains), "members awaited for a hello are members")
+        if view != nil {
+            // Membership by `contains` on the view's few members: no set is built per call, and
+            // no copy of the view is taken (loops, not closures holding the member list).
+            for peer in syncedMembers { precondition(view!.members.contains(peer), "synced members are members") }
+            for peer in unheard { precondition(view!.members.contains(peer), "members awaited for a hello are members") }
         }
         precondition(rounds.count <= 3, "at most three egg-round namespaces are held")
         for (game, r) in rounds { precondition(r.game == game, "a namespace is filed under its game") }
         for (game, upTo) in votedUpTo {
             precondition(upTo <= EggRounds.roundsMax, "votes stay within roundsMax (game \(game))")
         }
-        if let m = match { checkMatchInvariants(m) }
+        if match != nil { checkMatchInvariants(match!) }
         if let o = owner {
             precondition(config.role == .player, "only a player owns a grid")
             precondition(match?.game == o.game, "the owned grid is of the current game")
@@ -31,11 +32,11 @@ extension MatchPeer {
         }
     }
 
-    private func checkMatchInvariants(_ m: MatchState) {
+    private func checkMatchInvariants(_ m: borrowing MatchState) {
         precondition((1...MatchMessage.playersMax).contains(m.players.count), "a match has 1 to playersMax players")
-        precondition(m.wins.keys.allSatisfy(m.players.contains), "only players win games")
-        precondition(m.leftDuringGame.allSatisfy(m.players.contains), "only players leave a game")
-        precondition(m.mirrors.keys.allSatisfy(m.players.contains), "mirrors are of players")
+        for player in m.wins.keys { precondition(m.players.contains(player), "only players win games") }
+        for player in m.leftDuringGame { precondition(m.players.contains(player), "only players leave a game") }
+        for player in m.mirrors.keys { precondition(m.players.contains(player), "mirrors are of players") }
         precondition(!m.mirrored || m.mirrors.count == m.players.count, "a mirrored game mirrors every player")
         // By index: `values[index]` is read in place, no copy of a mirror.
         for index in m.mirrors.indices {

@@ -450,6 +450,11 @@ public struct Replay {
 
     /// Feeds bytes and replays every complete line.
     public mutating func receive(_ bytes: [UInt8]) throws(ReplayError) {
+        try receive(bytes[...])
+    }
+
+    /// Feeds bytes (a slice of a read buffer, not copied first) and replays every complete line.
+    public mutating func receive(_ bytes: ArraySlice<UInt8>) throws(ReplayError) {
         reader.receive(bytes)
         try drain()
     }

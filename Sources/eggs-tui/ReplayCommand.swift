@@ -91,7 +91,7 @@ extension EggsCommand {
                         throw CommandFailure.badInput("cannot read '\(log)': \(LogFile.describe(Errno(thrown: error)))")
                     }
                     if count == 0 { break }
-                    try replay.receive(Array(buffer[0..<count]))
+                    try replay.receive(buffer[0..<count])
                 }
                 report = try replay.finish()
             } catch let error as ReplayError {

@@ -345,7 +345,7 @@ struct SoakFleet {
         while true {
             // swift-system retries EINTR; an error ends the log like its end (as before).
             guard let count = try? buffer.withUnsafeMutableBytes({ try file.read(into: $0) }), count > 0 else { break }
-            try replay.receive(Array(buffer[0..<count]))
+            try replay.receive(buffer[0..<count])
         }
         return try replay.finish()
     }
