@@ -154,6 +154,13 @@ public struct Board: Sendable, Hashable {
 
     // MARK: Gravity
 
+    /// Whether `column`'s eggs lie contiguous from the floor (nothing in it can fall).
+    @inline(__always)
+    static func isLaneSettled(_ board: Board, column: Int) -> Bool {
+        let lane = UInt16(truncatingIfNeeded: board.occupied >> (column &* Board.laneBits)) & UInt16(Board.laneMask)
+        return lane & (lane &+ 1) == 0
+    }
+
     /// Whether no egg hangs above an empty cell.
     public var isSettled: Bool {
         let occupied = self.occupied

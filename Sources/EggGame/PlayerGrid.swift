@@ -456,6 +456,9 @@ public struct PlayerGrid: Sendable, Hashable {
         let garbagePass = resolutionTicks % rules.timing.garbageFallTicks == 0
         var loose: [LooseEgg] = []
         for column in 0..<Board.columnsCount {
+            // A column without loose eggs whose eggs lie contiguous from the floor has nothing to
+            // move: every egg rests on the one below (most columns on most resolution ticks).
+            if Board.isLaneSettled(board, column: column) && !looseEggs.contains(where: { $0.column == column }) { continue }
             var columnLoose = looseEggs.filter { $0.column == column }
             var looseIndex = 0
             // The top row covered by what lies below (rowsCount = the floor), and whether it is at rest.
