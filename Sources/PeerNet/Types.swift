@@ -9,11 +9,20 @@ public struct PeerID: Hashable, Comparable, Sendable, CustomStringConvertible {
 
     public init(_ raw: UInt64) { self.raw = raw }
 
-    /// Parses 1 to 16 hex digits (case-insensitive); `nil` for anything else.
+    /// Parses 1 to 16 hex digits (case-insensitive); `nil` for anything else (a sign included,
+    /// which `UInt64(_:radix:)` alone takes: "+5" and "-0" are no peer IDs).
     public init?(hex: some StringProtocol) {
-        guard (1...16).contains(hex.count), let value = UInt64(hex, radix: 16) else { return nil }
+        guard (1...16).contains(hex.utf8.count), hex.utf8.allSatisfy(isHexDigit),
+              let value = UInt64(hex, radix: 16) else { return nil }
         self.raw = value
     }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(raw) }
+
+    /// The hash a dictionary or set keyed by peers uses: the one-shot hash of the 64-bit ID, as
+    /// `UInt64` has it, rather than a whole `Hasher` fed one value (peer-keyed tables are looked
+    /// up several times a delivered message).
+    public func _rawHashValue(seed: Int) -> Int { raw._rawHashValue(seed: seed) }
 
     /// 16 lowercase hex digits.
     public var hex: String { hex16(raw) }

@@ -30,6 +30,22 @@ struct WireTests {
         .leave(sentSeq: 77),
     ]
 
+    @Test("a peer ID is 1 to 16 hex digits, no sign; equal IDs hash alike in tables")
+    func peerIDText() {
+        #expect(PeerID(hex: "a00")?.raw == 0xa00)
+        #expect(PeerID(hex: "FFFFFFFFFFFFFFFF")?.raw == .max)
+        // `UInt64(_:radix:)` takes a sign: these were peer IDs 5, 0 and 0.
+        for bad in ["+5", "-0", "+0000000000000000", "", "12345678901234567", "g", " 1", "٣"] {
+            #expect(PeerID(hex: bad) == nil, "\(bad)")
+        }
+        // Dictionaries and sets find every ID by its own hash (the one-shot hash of the raw value).
+        let ids = (0..<2_000).map { PeerID(UInt64($0) &* 0x9E37_79B9_7F4A_7C15) }
+        let table = Dictionary(uniqueKeysWithValues: ids.enumerated().map { ($1, $0) })
+        #expect(ids.enumerated().allSatisfy { table[$1] == $0 })
+        #expect(Set(ids + ids).count == ids.count)
+        #expect(ids.allSatisfy { $0.hashValue == PeerID($0.raw).hashValue })
+    }
+
     @Test("wire: every frame kind survives an encode/decode round trip, with CRC and with HMAC")
     func roundTrip() {
         for auth in [Self.crc, Authenticator(passphrase: "secret")] {
