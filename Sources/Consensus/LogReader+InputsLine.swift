@@ -46,8 +46,9 @@ extension LogReader {
         /// Advances past `literal` if the bytes here are it.
         mutating func take(_ literal: StaticString) -> Bool {
             let count = literal.utf8CodeUnitCount
-            guard bytes.count - offset >= count,
-                  literal.withUTF8Buffer({ $0.elementsEqual(bytes[offset..<offset + count]) }) else { return false }
+            guard bytes.count - offset >= count else { return false }
+            let start = literal.utf8Start
+            for index in 0..<count where bytes[offset &+ index] != start[index] { return false }
             offset += count
             return true
         }
