@@ -244,7 +244,7 @@ public struct LogReader: Sendable {
 
     public mutating func nextEvent() throws(ReplayError) -> LogReaderEvent {
         if done { return .end }
-        guard let newline = buffer[offset...].firstIndex(of: 0x0a) else {
+        guard let newline = Self.newline(in: buffer, from: offset) else {
             if buffer.count - offset > Self.lineBytesMax { throw ReplayError(line: lineNumber + 1, reason: "line too long") }
             guard isFinished else { return .needData }
             done = true
@@ -271,6 +271,26 @@ public struct LogReader: Sendable {
     }
 
     private func damaged(_ reason: String) -> ReplayError { ReplayError(line: lineNumber, reason: reason) }
+
+    /// The index of the first newline in `bytes` from `start`, eight bytes at a time.
+    static func newline(in bytes: [UInt8], from start: Int) -> Int? {
+        bytes.withUnsafeBytes { raw in
+            var index = start
+            let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+            while index + 8 <= raw.count {
+                // A zero byte of `word ^ newlines` is a newline; the has-zero-byte test tells
+                // whether the word holds one (not which: the bytes are then read one by one).
+                let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self) ^ (ones &* 0x0a)
+                if (word &- ones) & ~word & highs != 0 { break }
+                index += 8
+            }
+            while index < raw.count {
+                if raw[index] == 0x0a { return index }
+                index += 1
+            }
+            return nil
+        }
+    }
 
     private mutating func parse(_ bytes: ArraySlice<UInt8>) throws(ReplayError) -> LogReaderEvent {
         if sawEnd { throw damaged("a line after the end of the log") }

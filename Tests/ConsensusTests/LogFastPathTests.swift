@@ -115,6 +115,19 @@ struct LogFastPathTests {
         #expect(rejected > 500)
     }
 
+    @Test("the reader finds each line's end eight bytes at a time where a byte-by-byte search does")
+    func newlineSearch() {
+        var rng = SplitMix64(seed: 0x0a0a)
+        for _ in 0..<2_000 {
+            let count = rng.nextInt(below: 40)
+            // Newlines, bytes one off a newline (0x0b, 0x09, 0x8a) and others.
+            let bytes = (0..<count).map { _ in [0x0a, 0x0b, 0x09, 0x8a, 0x00, 0xff, 0x41][rng.nextInt(below: 7)] as UInt8 }
+            for start in 0...count {
+                #expect(LogReader.newline(in: bytes, from: start) == bytes[start...].firstIndex(of: 0x0a))
+            }
+        }
+    }
+
     @Test("an inputs line too big for a datagram is damage either way")
     func oversized() {
         let items = Array(repeating: StreamInput.offsetGarbage(MatchMessage.garbageOffsetMax), count: MatchMessage.inputsPerMessageMax)
