@@ -212,9 +212,9 @@ public struct LogReader: Sendable {
     private var done = false
     private var digest: LogDigest
     private let keyed: Bool
-    /// Whether `inputs` lines as the writer writes them are read in place (``inputsLine(_:)``);
-    /// off only in tests, which compare the two ways of reading.
-    var readsInputsInPlace = true
+    /// Whether the common message lines, as the writer writes them, are read in place
+    /// (``messageLine(_:)``); off only in tests, which compare the two ways of reading.
+    var readsInPlace = true
     /// Lines read in place so far.
     private(set) var linesReadInPlace = 0
 
@@ -302,11 +302,12 @@ public struct LogReader: Sendable {
             if !sawHeader { throw damaged("missing eggs-log header (or the header was edited)") }
             throw damaged("the line's digest does not match: this line was edited, or a line before it is missing, duplicated, out of order or from another log")
         }
-        // Most lines are `inputs` messages as the writer writes them: read in place.
-        if sawHeader, readsInputsInPlace, let fast = bytes.withUnsafeBufferPointer({
-            Self.inputsLine(UnsafeBufferPointer(rebasing: $0[..<($0.count - LogDigest.suffixBytes)]))
+        // Nearly every line is an `inputs`, `checkpoint` or `votes` message as the writer writes
+        // it: read in place.
+        if sawHeader, readsInPlace, let fast = bytes.withUnsafeBufferPointer({
+            Self.messageLine(UnsafeBufferPointer(rebasing: $0[..<($0.count - LogDigest.suffixBytes)]))
         }) {
-            let payload = MatchMessage.inputs(game: fast.game, items: fast.items).encoded()
+            let payload = fast.message.encoded()
             if payload.count <= MatchMessage.bytesMax {
                 let delivery = Delivery(from: PeerID(fast.from), seq: UInt64(bitPattern: fast.seq), payload: payload)
                 linesReadInPlace += 1

@@ -4,11 +4,12 @@ import PeerNet
 import Testing
 @testable import Consensus
 
-/// The log reader reads `inputs` lines as the writer writes them in place, without a JSON tree
-/// (``LogReader/inputsLine(_:)``), and every other line through the JSON reader. The two must
+/// The log reader reads `inputs`, `checkpoint` and `votes` lines as the writer writes them in
+/// place, without a JSON tree (``LogReader/messageLine(_:)``), and every other line through the
+/// JSON reader. The two must
 /// agree: on every line the in-place reader takes, the same event; on every line it leaves,
 /// the general reader's event or error. These tests read byte-mutated lines both ways.
-@Suite("Log reader: inputs read in place")
+@Suite("Log reader: common lines read in place")
 struct LogFastPathTests {
     /// `inputs` messages as peers send them, and at their limits.
     static let messages: [MatchMessage] = [
@@ -18,6 +19,11 @@ struct LogFastPathTests {
         .inputs(game: UInt32.max, items: [.landGarbage(0), .landGarbage(MatchMessage.garbageLandMax), .offsetGarbage(1),
                                           .offsetGarbage(MatchMessage.garbageOffsetMax)]),
         .inputs(game: 7, items: Array(repeating: .move(.down), count: MatchMessage.inputsPerMessageMax)),
+        .checkpoint(game: 4_015_445_309, pairs: 17, hash: 0x0123_4567_89ab_cdef),
+        .checkpoint(game: UInt32.max, pairs: UInt32.max, hash: .max),
+        .votes(game: 3, firstRound: 0, values: [0, 1, .max, 0x00ff_00ff_00ff_00ff]),
+        .votes(game: 9, firstRound: UInt32(EggRounds.roundsMax) - 1, values: [42]),
+        .votes(game: 1, firstRound: 10, values: (0..<UInt64(MatchMessage.votesPerMessageMax)).map { $0 &* 0x9E37_79B9_7F4A_7C15 }),
     ]
 
     /// A delivery line of `message` (unsealed).
@@ -28,7 +34,7 @@ struct LogFastPathTests {
     /// The events of `text` read with or without the in-place reader, up to the first error.
     static func read(_ text: String, inPlace: Bool) -> (events: [LogReaderEvent], error: ReplayError?, inPlace: Int) {
         var reader = LogReader()
-        reader.readsInputsInPlace = inPlace
+        reader.readsInPlace = inPlace
         reader.receive(Array(text.utf8))
         reader.finish()
         var events: [LogReaderEvent] = []
@@ -48,7 +54,7 @@ struct LogFastPathTests {
                        MessageLog.line(for: .viewChanged(MembershipView(id: 2, members: [alice, bob], joined: [bob], key: 7)),
                                        atMicroseconds: 1)!]
 
-    @Test("the writer's inputs lines are read in place, to the events the JSON reader gives")
+    @Test("the writer's inputs, checkpoint and votes lines are read in place, to the events the JSON reader gives")
     func writerLines() {
         var lines = Self.head
         for (index, message) in Self.messages.enumerated() {
@@ -61,7 +67,7 @@ struct LogFastPathTests {
         let fast = Self.read(text, inPlace: true), general = Self.read(text, inPlace: false)
         #expect(fast.error == nil && general.error == nil)
         #expect(fast.events == general.events)
-        #expect(fast.inPlace == Self.messages.count + 1, "every inputs line but the 19-digit seq's is read in place")
+        #expect(fast.inPlace == Self.messages.count + 1, "every line but the 19-digit seq's is read in place")
         #expect(general.inPlace == 0)
         // And the events are the messages written.
         let payloads = fast.events.compactMap { event -> [UInt8]? in
@@ -75,11 +81,11 @@ struct LogFastPathTests {
     static let mutationTokens: [[UInt8]] = "0123456789abcdefABCDEF\"\\ ,:[]{}-+.eE\t".utf8.map { [$0] }
         + [[0x00], [0x1f], [0x7f], Array("é".utf8), Array("٣".utf8)]
 
-    @Test("a byte changed, inserted, deleted or a span repeated in an inputs line: both readers agree")
+    @Test("a byte changed, inserted, deleted or a span repeated in an inputs, checkpoint or votes line: both readers agree")
     func mutatedLines() {
         var rng = SplitMix64(seed: 0x1090_f457)
         var read = 0, inPlace = 0, rejected = 0
-        for round in 0..<3_000 {
+        for round in 0..<4_000 {
             let message = Self.messages[round % Self.messages.count]
             var bytes = Array(Self.line(message, seq: Int64(round + 1), at: Int64(round) * 16_666).utf8)
             for _ in 0...rng.nextInt(below: 2) {
@@ -110,7 +116,7 @@ struct LogFastPathTests {
             if general.error != nil { rejected += 1 }
         }
         // The mutants exercise both ways: some still read in place, many rejected.
-        #expect(read > 2_000)
+        #expect(read > 2_700)
         #expect(inPlace > 100)
         #expect(rejected > 500)
     }

@@ -1,40 +1,64 @@
 import EggPrimitives
 
 extension LogReader {
-    /// A message line of an `inputs` message, read in place.
-    struct InputsLine: Equatable {
+    /// A message line read in place.
+    struct MessageLine: Equatable {
         var from: UInt64
         var seq: Int64
         var at: Int64
-        var game: UInt32
-        var items: [StreamInput]
+        var message: MatchMessage
     }
 
-    /// Reads the log's commonest line, an `inputs` message, in the exact form the writer gives it:
+    /// Reads the log's common lines, `inputs`, `checkpoint` and `votes` messages, in the exact
+    /// form the writer gives them:
     ///
     ///     {"from":"<16 hex>","seq":N,"at":N,"msg":{"type":"inputs","game":N,"inputs":["…",…]}
+    ///     {"from":"<16 hex>","seq":N,"at":N,"msg":{"type":"checkpoint","game":N,"pairs":N,"hash":"<16 hex>"}
+    ///     {"from":"<16 hex>","seq":N,"at":N,"msg":{"type":"votes","game":N,"first":N,"values":["<16 hex>",…]}
     ///
     /// `body` is the line up to its `,"d":"…"}` (checked with the digest before). No JSON tree,
-    /// no strings: most of a replay's lines are these. The fast path takes only lines the general
-    /// reader reads to the same message (keys in the writer's order, none twice, no spaces, no
-    /// escapes, numbers of 18 digits at most without a sign or a leading zero, every value within
-    /// its limits); for anything else it returns nil and the general reader takes the line, with
-    /// its errors. `LogFastPathTests` checks the two agree on the mutants of every sample line.
-    static func inputsLine(_ body: UnsafeBufferPointer<UInt8>) -> InputsLine? {
+    /// no strings: nearly all of a replay's lines are these. The fast path takes only lines the
+    /// general reader reads to the same message (keys in the writer's order, none twice, no
+    /// spaces, no escapes, lowercase hex, numbers of 18 digits at most without a sign or a leading
+    /// zero, every value within its limits); for anything else it returns nil and the general
+    /// reader takes the line, with its errors. `LogFastPathTests` checks the two agree on the
+    /// mutants of every such line.
+    static func messageLine(_ body: UnsafeBufferPointer<UInt8>) -> MessageLine? {
         var cursor = Cursor(bytes: body)
         guard cursor.take("{\"from\":\""), let from = cursor.hex16(), cursor.take("\",\"seq\":"),
               let seq = cursor.number(), cursor.take(",\"at\":"), let at = cursor.number(),
-              cursor.take(",\"msg\":{\"type\":\"inputs\",\"game\":"), let game = cursor.number(),
-              game <= Int64(UInt32.max), cursor.take(",\"inputs\":[") else { return nil }
-        var items: [StreamInput] = []
-        items.reserveCapacity(4)
-        while true {
-            guard items.count < MatchMessage.inputsPerMessageMax, let item = cursor.item() else { return nil }
-            items.append(item)
-            if cursor.take(",") { continue }
-            guard cursor.take("]}"), cursor.isAtEnd else { return nil }
-            return InputsLine(from: from, seq: seq, at: at, game: UInt32(game), items: items)
+              cursor.take(",\"msg\":{\"type\":\"") else { return nil }
+        let message: MatchMessage
+        if cursor.take("inputs\",\"game\":") {
+            guard let game = cursor.u32(), cursor.take(",\"inputs\":[") else { return nil }
+            var items: [StreamInput] = []
+            items.reserveCapacity(4)
+            repeat {
+                guard items.count < MatchMessage.inputsPerMessageMax, let item = cursor.item() else { return nil }
+                items.append(item)
+            } while cursor.take(",")
+            guard cursor.take("]}") else { return nil }
+            message = .inputs(game: game, items: items)
+        } else if cursor.take("checkpoint\",\"game\":") {
+            guard let game = cursor.u32(), cursor.take(",\"pairs\":"), let pairs = cursor.u32(),
+                  cursor.take(",\"hash\":\""), let hash = cursor.hex16(), cursor.take("\"}") else { return nil }
+            message = .checkpoint(game: game, pairs: pairs, hash: hash)
+        } else if cursor.take("votes\",\"game\":") {
+            guard let game = cursor.u32(), cursor.take(",\"first\":"), let first = cursor.u32(),
+                  cursor.take(",\"values\":[") else { return nil }
+            var values: [UInt64] = []
+            repeat {
+                guard values.count < MatchMessage.votesPerMessageMax, cursor.take("\""), let value = cursor.hex16(),
+                      cursor.take("\"") else { return nil }
+                values.append(value)
+            } while cursor.take(",")
+            guard cursor.take("]}") else { return nil }
+            message = .votes(game: game, firstRound: first, values: values)
+        } else {
+            return nil
         }
+        guard cursor.isAtEnd, message.isValid else { return nil }
+        return MessageLine(from: from, seq: seq, at: at, message: message)
     }
 
     private struct Cursor {
@@ -83,6 +107,12 @@ extension LogReader {
             let count = offset - start
             guard count >= 1, count <= 18, bytes[start] != UInt8(ascii: "0") || count == 1 else { return nil }
             return value
+        }
+
+        /// A number within `UInt32` (what the general reader's `u32` takes).
+        mutating func u32() -> UInt32? {
+            guard let value = number(), value <= Int64(UInt32.max) else { return nil }
+            return UInt32(value)
         }
 
         /// One stream item: a string of printable ASCII without escapes, named as the writer names it.
