@@ -201,7 +201,10 @@ public enum LogReaderEvent: Hashable, Sendable {
 
 /// Reads a log h11-style: ``receive(_:)`` buffers bytes, ``nextEvent()`` checks and parses one
 /// line at a time. Every value is checked against its limit before use (see ``MessageLog``);
-/// a violation is a ``ReplayError`` naming the line.
+/// a violation is a ``ReplayError`` naming the line. The common lines (`inputs`, `checkpoint`
+/// and `votes` messages exactly as the writer writes them) are read in place by
+/// ``messageLine(_:)``; every other line, and any such line written otherwise, by the JSON
+/// reader, to the same event or error.
 public struct LogReader: Sendable {
     private var buffer: [UInt8] = []
     private var offset = 0
