@@ -329,18 +329,18 @@ public struct Bot: Sendable {
         let pair = pairs[depth + 1]
         let simulator = self.simulator
         var children = simulator.placements(for: pair, on: board).map { simulator.place(pair, at: $0, on: board) }
+        // Garbage queued now has landed; the opponents' boards stay as the bot saw them.
+        let inner = BotContext(opponents: context.opponents)
         // The third pair, and the second when a third follows: only the most promising placements,
-        // by their chain and shape.
+        // by their shape and what firing their chain is worth (a chain that only wastes eggs
+        // ranks low).
         let width = depth + 1 >= 2 ? level.thirdPlyWidth : depth + 2 < pairs.count ? BotLevel.widthWithTwoShown : children.count
         if children.count > width {
             // Each child's key computed once (the comparator computed two shapes a comparison).
-            let evaluation = self.evaluation
-            var keyed = children.map { (key: ($0.chain, evaluation.shape($0.board)), child: $0) }
+            var keyed = children.map { (key: pruneKey($0, before: board, context: inner), child: $0) }
             keyed.sort { $0.key > $1.key }
             children = keyed.prefix(width).map(\.child)
         }
-        // Garbage queued now has landed; the opponents' boards stay as the bot saw them.
-        let inner = BotContext(opponents: context.opponents)
         var best = Bot.deadScore
         for child in children {
             best = max(best, value(of: child, before: board, pairs: pairs, depth: depth + 1, context: inner))
@@ -359,6 +359,15 @@ public struct Bot: Sendable {
             if simulator.spawnHeight(board) >= height || board.isSpawnBlocked(rules: simulator.rules) { return true }
         }
         return false
+    }
+
+    /// How promising a placement looks before its potential is judged (the search's pruning): its
+    /// shape, plus what firing its chain is worth. Ranking by the chain first (before) put
+    /// placements that waste eggs on a short chain ahead of every quiet one.
+    private func pruneKey(_ outcome: BotSimulator.Outcome, before: Board, context: BotContext) -> Int {
+        if outcome.toppedOut { return Bot.deadScore }
+        let fire = outcome.chain > 0 ? fireScore(outcome, before: before, context: context) : 0
+        return fire &+ evaluation.shape(outcome.board)
     }
 
     /// What firing `outcome`'s chain is worth: much when the bot means to fire (the chain is long
