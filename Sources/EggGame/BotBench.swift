@@ -95,13 +95,15 @@ public enum BotBench {
             let winner: Int?
             if let firstPace {
                 // Both seats are driven from here, so one of them can move at another level's pace;
-                // each bot sees what a seat's bot sees (its grid, the pairs shown next, queued garbage).
+                // each bot sees what a seat's bot sees (its grid, the pairs shown next, queued garbage,
+                // the opponent's board).
                 var players = [BotPlayer(level: second, seed: SplitMix64.mix(seed)), BotPlayer(level: second, seed: SplitMix64.mix(seed &+ 1))]
                 players[firstSeat] = BotPlayer(level: first, pace: firstPace, seed: SplitMix64.mix(seed &+ UInt64(firstSeat)))
                 var match = LocalMatch(options: options, seats: [.external, .external])
                 while !match.isOver {
                     for seat in 0..<2 {
-                        let context = BotContext(incomingGarbage: match.incomingGarbage[seat] + match.acceptedGarbage[seat])
+                        let context = BotContext(incomingGarbage: match.incomingGarbage[seat] + match.acceptedGarbage[seat],
+                                                 opponents: match.opponentBoards(of: seat))
                         if let move = players[seat].tick(grid: match.grids[seat], preview: match.nextPairs(seat: seat), context: context) {
                             match.enqueue(move, seat: seat)
                         }

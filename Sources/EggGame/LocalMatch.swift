@@ -198,12 +198,18 @@ public struct LocalMatch: Sendable {
     private mutating func movesThisTick(_ seat: Int) -> [Move] {
         if var bot = bots[seat] {
             let move = bot.tick(grid: grids[seat], preview: nextPairs(seat: seat),
-                                context: BotContext(incomingGarbage: incomingGarbage[seat] + acceptedGarbage[seat]))
+                                context: BotContext(incomingGarbage: incomingGarbage[seat] + acceptedGarbage[seat],
+                                                    opponents: opponentBoards(of: seat)))
             bots[seat] = bot
             return move.map { [$0] } ?? []
         }
         defer { queuedMoves[seat].removeAll(keepingCapacity: true) }
         return queuedMoves[seat]
+    }
+
+    /// The boards of the other seats still playing (what a seat's bot sees of its opponents).
+    public func opponentBoards(of seat: Int) -> [Board] {
+        seats.indices.filter { $0 != seat && grids[$0].state != .toppedOut }.map { grids[$0].board }
     }
 
     @discardableResult

@@ -90,15 +90,16 @@ final class BotPeer {
             let mirrors = match.match?.mirrors ?? [:]
             let queued = mirrors[id].map { max(0, $0.garbageReceived - $0.garbageLanded) } ?? 0
             let move: Move?
+            let opponents = (match.match?.players ?? []).filter { $0 != id }.compactMap { mirrors[$0] }
+                .filter { !$0.isToppedOut }.map(\.grid.board)
             if let engine {
-                let opponents = (match.match?.players ?? []).filter { $0 != id }.compactMap { mirrors[$0]?.grid.board }
                 do {
                     move = try enginePlayer.tick(engine: engine, grid: grid, preview: preview, garbage: queued, opponents: opponents)
                 } catch {
                     return error
                 }
             } else {
-                move = player.tick(grid: grid, preview: preview, context: BotContext(incomingGarbage: queued))
+                move = player.tick(grid: grid, preview: preview, context: BotContext(incomingGarbage: queued, opponents: opponents))
             }
             if let move { match.applyLocal(move, now: now) }
             countLock(match)

@@ -50,6 +50,37 @@ struct BotChainTests {
         }
     }
 
+    @Test("insane fires a short chain whose garbage would bury an opponent's spawn columns; alone, against a low opponent, or as hard, it keeps building")
+    func pressesAnOpponent() {
+        let pair = EggPair(pivot: .red, child: .red)
+        let preview = [EggPair(pivot: .green, child: .yellow)]
+        // Six rows of garbage: the 2-chain's garbage (8 eggs) brings its spawn columns to 7 or more.
+        var tall = Board()
+        for column in 0..<Board.columnsCount {
+            for y in 0..<6 { tall.setCode(column: column, y: y, code: 7) }
+        }
+        for level in [BotLevel.hard, .insane] {
+            var bot = Bot(level: level, seed: 3)
+            for opponents in [[], [Board()]] {
+                let calm = bot.choosePlacement(board: twoChainBoard, current: pair, preview: preview,
+                                               context: BotContext(opponents: opponents))!
+                #expect(BotSimulator.sfe.place(pair, at: calm, on: twoChainBoard).chain == 0,
+                        "\(level) fired a 2-chain at \(calm) against \(opponents.count) low opponents")
+            }
+            let pressing = bot.choosePlacement(board: twoChainBoard, current: pair, preview: preview,
+                                               context: BotContext(opponents: [Board(), tall]))!
+            let outcome = BotSimulator.sfe.place(pair, at: pressing, on: twoChainBoard)
+            if level == .insane {
+                #expect(outcome.chain >= 2, "insane kept its chain at \(pressing) with an opponent six rows high")
+                var landed = tall
+                BotSimulator.sfe.landGarbage(outcome.garbage, on: &landed)
+                #expect(BotSimulator.sfe.spawnHeight(landed) >= 7)
+            } else {
+                #expect(outcome.chain == 0, "hard does not read its opponents' boards")
+            }
+        }
+    }
+
     @Test("the search reads the current pair and the pairs shown next, never further")
     func searchDepthIsWhatAHumanSees() {
         var rng = Xoshiro256StarStar(seed: 21)
