@@ -41,7 +41,7 @@ public enum BotEngineProtocol {
     ///   - seq: the decision's number, increasing from 1.
     ///   - preview: the pairs shown after `pair` (sent as `-` when none).
     ///   - garbage: garbage eggs queued against the bot.
-    ///   - opponents: the other players' boards (sent as `-` when none).
+    ///   - opponents: the boards of the other players still in the game (sent as `-` when none).
     public static func stateLine(seq: Int, board: Board, pair: EggPair, preview: [EggPair], garbage: Int, opponents: [Board]) -> String {
         let previewField = preview.isEmpty ? "-" : preview.map(pairField).joined(separator: ",")
         let opponentsField = opponents.isEmpty ? "-" : opponents.map(boardField).joined(separator: ",")
