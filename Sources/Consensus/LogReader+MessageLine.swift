@@ -19,8 +19,8 @@ extension LogReader {
     /// `body` is the line up to its `,"d":"…"}` (checked with the digest before). No JSON tree,
     /// no strings: nearly all of a replay's lines are these. The fast path takes only lines the
     /// general reader reads to the same message (keys in the writer's order, none twice, no
-    /// spaces, no escapes, lowercase hex, numbers of 18 digits at most without a sign or a leading
-    /// zero, every value within its limits); for anything else it returns nil and the general
+    /// spaces, no escapes, numbers of 18 digits at most without a sign or a leading zero, every
+    /// value within its limits); for anything else it returns nil and the general
     /// reader takes the line, with its errors. `LogFastPathTests` checks the two agree on the
     /// mutants of every such line.
     static func messageLine(_ body: UnsafeBufferPointer<UInt8>) -> MessageLine? {
@@ -77,36 +77,20 @@ extension LogReader {
             return true
         }
 
-        /// 16 lowercase hex digits (what the writer writes; the general reader takes either case).
+        /// 16 hex digits (``parseHex16(utf8:)``, as the general reader reads them).
         mutating func hex16() -> UInt64? {
-            guard bytes.count - offset >= 16 else { return nil }
-            var value: UInt64 = 0
-            for index in offset..<offset + 16 {
-                let byte = bytes[index]
-                let digit: UInt8
-                switch byte {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte &- UInt8(ascii: "0")
-                case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte &- UInt8(ascii: "a") &+ 10
-                default: return nil
-                }
-                value = value << 4 | UInt64(digit)
-            }
+            guard bytes.count - offset >= 16,
+                  let value = parseHex16(utf8: UnsafeBufferPointer(rebasing: bytes[offset..<offset + 16])) else { return nil }
             offset += 16
             return value
         }
 
-        /// A non-negative integer of 1 to 18 digits, no leading zero (a JSON integer the general
-        /// reader reads as the same `Int64`).
+        /// A count as the general reader takes it for a number the writer writes: the digits here,
+        /// read by ``MatchMessage/decimal(utf8:)`` (1 to 18 of them, no sign, no leading zero).
         mutating func number() -> Int64? {
             let start = offset
-            var value: Int64 = 0
-            while offset < bytes.count, bytes[offset] >= UInt8(ascii: "0"), bytes[offset] <= UInt8(ascii: "9") {
-                value = value &* 10 &+ Int64(bytes[offset] &- UInt8(ascii: "0"))
-                offset += 1
-            }
-            let count = offset - start
-            guard count >= 1, count <= 18, bytes[start] != UInt8(ascii: "0") || count == 1 else { return nil }
-            return value
+            while offset < bytes.count, bytes[offset] >= UInt8(ascii: "0"), bytes[offset] <= UInt8(ascii: "9") { offset += 1 }
+            return MatchMessage.decimal(utf8: UnsafeBufferPointer(rebasing: bytes[start..<offset])).map(Int64.init)
         }
 
         /// A number within `UInt32` (what the general reader's `u32` takes).
