@@ -71,6 +71,10 @@ public enum BotLevel: String, CaseIterable, Sendable, Hashable {
         self == .insane ? 7 : nil
     }
 
+    /// Whether the bot looks at its opponents' boards (``BotContext/opponents``): a driver may
+    /// leave them out for the levels that do not.
+    public var readsOpponents: Bool { pressHeight != nil }
+
     /// Placements of the third pair searched, best first by their immediate score.
     var thirdPlyWidth: Int { 6 }
 

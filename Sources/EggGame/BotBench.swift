@@ -103,7 +103,7 @@ public enum BotBench {
                 while !match.isOver {
                     for seat in 0..<2 {
                         let context = BotContext(incomingGarbage: match.incomingGarbage[seat] + match.acceptedGarbage[seat],
-                                                 opponents: match.opponentBoards(of: seat))
+                                                 opponents: players[seat].level.readsOpponents ? match.opponentBoards(of: seat) : [])
                         if let move = players[seat].tick(grid: match.grids[seat], preview: match.nextPairs(seat: seat), context: context) {
                             match.enqueue(move, seat: seat)
                         }

@@ -199,7 +199,7 @@ public struct LocalMatch: Sendable {
         if var bot = bots[seat] {
             let move = bot.tick(grid: grids[seat], preview: nextPairs(seat: seat),
                                 context: BotContext(incomingGarbage: incomingGarbage[seat] + acceptedGarbage[seat],
-                                                    opponents: opponentBoards(of: seat)))
+                                                    opponents: bot.level.readsOpponents ? opponentBoards(of: seat) : []))
             bots[seat] = bot
             return move.map { [$0] } ?? []
         }

@@ -90,8 +90,10 @@ final class BotPeer {
             let mirrors = match.match?.mirrors ?? [:]
             let queued = mirrors[id].map { max(0, $0.garbageReceived - $0.garbageLanded) } ?? 0
             let move: Move?
-            let opponents = (match.match?.players ?? []).filter { $0 != id }.compactMap { mirrors[$0] }
-                .filter { !$0.isToppedOut }.map(\.grid.board)
+            // The boards of the opponents still playing, for an engine or a level that reads them.
+            let opponents = engine != nil || player.level.readsOpponents
+                ? (match.match?.players ?? []).filter { $0 != id }.compactMap { mirrors[$0] }.filter { !$0.isToppedOut }.map(\.grid.board)
+                : []
             if let engine {
                 do {
                     move = try enginePlayer.tick(engine: engine, grid: grid, preview: preview, garbage: queued, opponents: opponents)
