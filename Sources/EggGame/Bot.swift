@@ -190,7 +190,8 @@ public struct Placement: Sendable, Hashable {
 /// It searches the current pair and the pairs a human sees next (never deeper into the shared
 /// sequence), judges each settled board by the chain it could still fire (``BotEvaluation``) and
 /// fires a chain when it is long enough, when garbage threatens, when its board is crowded or
-/// (insane) when the chain's garbage would bury an opponent's spawn columns.
+/// (insane) when the chain's garbage would bury an opponent's spawn columns. It keeps to the
+/// placements it can reach even once gravity has lowered the pair, unless all of those top out.
 /// All simulation goes through ``BotSimulator``. Deterministic for a given seed; the work per
 /// decision is bounded (one pair shown: at most 22 + 22·22 placements played out and judged; two
 /// shown: 22 + 8·22 + 8·8·22 played out, 8·8·6 of them judged at the leaves).
@@ -225,13 +226,12 @@ public struct Bot: Sendable {
         if evaluation.simulator.rules != rules { evaluation.simulator = BotSimulator(rules: rules) }
         let spawned = LivePair(spawning: current, rules: rules)
         let pairs = [current] + preview.prefix(max(0, level.searchDepth - 1))
-        var candidates: [(placement: Placement, outcome: BotSimulator.Outcome, score: Int)] = []
-        for placement in Placement.distinct(for: current) {
-            guard Bot.isReachable(placement, from: spawned, on: board, rules: rules) else { continue }
-            let outcome = simulator.place(current, at: placement, on: board)
-            // Every placement is judged alone first; the look-ahead then searches the best few.
-            let alone = value(of: outcome, before: board, pairs: [current], depth: 0, context: context)
-            candidates.append((placement, outcome, alone &+ random.nextInt(below: level.noiseMax)))
+        var candidates = firstPly(board: board, current: current, spawned: spawned, context: context, safeOnly: true)
+        // When every placement reachable with a margin tops out (or none is), the bot tries those it
+        // can reach from the spawn position as it is: its moves may well beat gravity. Before, it
+        // topped out beside columns a lowered pair could not pass.
+        if candidates.allSatisfy(\.outcome.toppedOut) {
+            candidates = firstPly(board: board, current: current, spawned: spawned, context: context, safeOnly: false)
         }
         if pairs.count > 1 {
             candidates.sort { $0.score > $1.score }
@@ -244,6 +244,26 @@ public struct Bot: Sendable {
             }
         }
         return candidates.max { $0.score < $1.score }?.placement
+    }
+
+    /// Every distinct placement of `current` that the pair can reach, played out and judged alone
+    /// (with the bot's noise). `safeOnly`: reachable with a margin (``isReachable(_:from:on:rules:)``);
+    /// otherwise reachable from the spawn position as it is.
+    private mutating func firstPly(board: Board, current: EggPair, spawned: LivePair, context: BotContext, safeOnly: Bool)
+        -> [(placement: Placement, outcome: BotSimulator.Outcome, score: Int)] {
+        let rules = simulator.rules
+        var candidates: [(placement: Placement, outcome: BotSimulator.Outcome, score: Int)] = []
+        for placement in Placement.distinct(for: current) {
+            let reachable = safeOnly
+                ? Bot.isReachable(placement, from: spawned, on: board, rules: rules)
+                : Bot.moves(to: placement, from: spawned, on: board, rules: rules) != nil
+            guard reachable else { continue }
+            let outcome = simulator.place(current, at: placement, on: board)
+            // Every placement is judged alone first; the look-ahead then searches the best few.
+            let alone = value(of: outcome, before: board, pairs: [current], depth: 0, context: context)
+            candidates.append((placement, outcome, alone &+ random.nextInt(below: level.noiseMax)))
+        }
+        return candidates
     }
 
     /// The moves that bring the live pair of `grid` to the bot's chosen placement, ending in a hard

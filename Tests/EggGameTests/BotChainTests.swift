@@ -160,6 +160,35 @@ struct BotChainTests {
         #expect(onlyFromSpawn > 0)
     }
 
+    /// A board with the given column heights whose eggs have no same-colour neighbour.
+    private static func stacked(_ heights: [Int]) -> Board {
+        var board = Board()
+        for (column, height) in heights.enumerated() {
+            for y in 0..<height { board.setCode(column: column, y: y, code: UInt8(1 + (column + 2 * y) % 4)) }
+        }
+        return board
+    }
+
+    @Test("when every placement reachable with a margin tops out, the bot takes one it can reach from the spawn as it is")
+    func reachesPastTallColumnsRatherThanTopOut() {
+        // tsu: column 2 (the pivot's spawn column) at 10, its neighbours at 11. A pair lowered by
+        // gravity could no longer pass them; from the spawn row it still can.
+        let board = Self.stacked([11, 11, 10, 11, 10, 12])
+        let pair = EggPair(pivot: .red, child: .green)
+        let simulator = BotSimulator(rules: .tsu)
+        let spawned = LivePair(spawning: pair, rules: .tsu)
+        let safe = Placement.distinct(for: pair).filter { Bot.isReachable($0, from: spawned, on: board, rules: .tsu) }
+        #expect(!safe.isEmpty && safe.allSatisfy { simulator.place(pair, at: $0, on: board).toppedOut }, "\(safe)")
+        for level in BotLevel.allCases {
+            var bot = Bot(level: level, seed: 9)
+            let chosen = bot.choosePlacement(board: board, current: pair, preview: [EggPair(pivot: .blue, child: .yellow)],
+                                             context: BotContext(), rules: .tsu)
+            guard let chosen else { Issue.record("\(level) chose nothing"); continue }
+            #expect(!simulator.place(pair, at: chosen, on: board).toppedOut, "\(level) topped out at \(chosen)")
+            #expect(Bot.moves(to: chosen, from: spawned, on: board, rules: .tsu) != nil)
+        }
+    }
+
     @Test("the bench times the ticks in which the bot decides: one per pair, far dearer than the others for a searching level")
     func decisionTimeIsMeasured() {
         let result = BotBench.solo(level: .insane, seeds: [1], pairsMax: 8, clock: threadNanoseconds)
