@@ -194,7 +194,8 @@ public struct Placement: Sendable, Hashable {
 /// placements it can reach even once gravity has lowered the pair, unless all of those top out.
 /// All simulation goes through ``BotSimulator``. Deterministic for a given seed; the work per
 /// decision is bounded (one pair shown: at most 22 + 22·22 placements played out and judged; two
-/// shown: 22 + 8·22 + 8·8·22 played out, 8·8·6 of them judged at the leaves).
+/// shown: 22 + 8·22 + 8·8·22 played out, 8·8·6 of them judged at the leaves; the first 22 twice
+/// when every placement reachable with a margin tops out).
 public struct Bot: Sendable {
     public let level: BotLevel
     /// Placements simulated so far (dropped, chain resolved, scored).
