@@ -456,10 +456,10 @@ public struct PlayerGrid: Sendable, Hashable {
         let garbagePass = resolutionTicks % rules.timing.garbageFallTicks == 0
         var loose: [LooseEgg] = []
         for column in 0..<Board.columnsCount {
+            var columnLoose = looseEggs.filter { $0.column == column }
             // A column without loose eggs whose eggs lie contiguous from the floor has nothing to
             // move: every egg rests on the one below (most columns on most resolution ticks).
-            if Board.isLaneSettled(board, column: column) && !looseEggs.contains(where: { $0.column == column }) { continue }
-            var columnLoose = looseEggs.filter { $0.column == column }
+            if columnLoose.isEmpty && Board.isLaneSettled(board, column: column) { continue }
             var looseIndex = 0
             // The top row covered by what lies below (rowsCount = the floor), and whether it is at rest.
             var belowTop = Board.rowsCount
