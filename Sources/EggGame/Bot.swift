@@ -295,27 +295,55 @@ public struct Bot: Sendable {
         return true
     }
 
-    /// Rotations, then shifts, then a hard drop taking `live` to `target`, or nil if blocked.
+    /// Rotations and shifts, then a hard drop, taking `live` to `target`, or nil if blocked.
+    ///
+    /// Rotations come first, unless the pair would come to rest on its way that way and shifting
+    /// first (or another turn) avoids it: a resting pair locks at the next gravity step, which
+    /// may come before its last move (a pair rotated down over a tall spawn column locked there).
     public static func moves(to target: Placement, from live: LivePair, on board: Board, rules: RuleSet = .sfe) -> [Move]? {
         let turnPlans: [[Move]] = [[], [.rotateCW], [.rotateCCW], [.rotateCW, .rotateCW], [.rotateCCW, .rotateCCW]]
-        plans: for turns in turnPlans {
-            var pair = live
-            for turn in turns {
-                guard let turned = pair.rotated(clockwise: turn == .rotateCW, on: board, rules: rules) else { continue plans }
-                pair = turned
+        var fewestRests: (moves: [Move], rests: Int)?
+        for turns in turnPlans {
+            for shiftFirst in turns.isEmpty ? [false] : [false, true] {
+                guard let plan = path(to: target, from: live, turns: turns, shiftFirst: shiftFirst, on: board, rules: rules)
+                else { continue }
+                if plan.rests == 0 { return plan.moves + [.hardDrop] }
+                if fewestRests == nil || plan.rests < fewestRests!.rests { fewestRests = plan }
             }
-            guard pair.orientation == target.orientation else { continue }
-            var moves = turns
-            while pair.column != target.column {
-                let step = target.column > pair.column ? 1 : -1
-                guard let shifted = pair.moved(columns: step, on: board, rules: rules) else { continue plans }
-                pair = shifted
-                moves.append(step > 0 ? .right : .left)
-            }
-            moves.append(.hardDrop)
-            return moves
         }
-        return nil
+        return fewestRests.map { $0.moves + [.hardDrop] }
+    }
+
+    /// The turns and the shifts to `target`'s column (in that order, or shifts first), and how many
+    /// of the positions the pair passes before the last move it rests in; nil if blocked or if it
+    /// does not end in `target`'s orientation.
+    private static func path(to target: Placement, from live: LivePair, turns: [Move], shiftFirst: Bool,
+                             on board: Board, rules: RuleSet) -> (moves: [Move], rests: Int)? {
+        var pair = live
+        var moves: [Move] = []
+        var rests = 0
+        func step(_ move: Move) -> Bool {
+            if !moves.isEmpty && pair.isResting(on: board) { rests += 1 }
+            let next: LivePair?
+            switch move {
+            case .rotateCW, .rotateCCW: next = pair.rotated(clockwise: move == .rotateCW, on: board, rules: rules)
+            default: next = pair.moved(columns: move == .right ? 1 : -1, on: board, rules: rules)
+            }
+            guard let next else { return false }
+            pair = next
+            moves.append(move)
+            return true
+        }
+        func turn() -> Bool { turns.allSatisfy { step($0) } }
+        func shift() -> Bool {
+            while pair.column != target.column {
+                guard step(target.column > pair.column ? .right : .left) else { return false }
+            }
+            return true
+        }
+        guard shiftFirst ? shift() && turn() && pair.column == target.column : turn() && shift() else { return nil }
+        guard pair.orientation == target.orientation else { return nil }
+        return (moves, rests)
     }
 
     /// Simulates every distinct placement of `pair` on `board` through its full chain and scores

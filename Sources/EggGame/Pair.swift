@@ -142,6 +142,16 @@ public struct LivePair: Sendable, Hashable {
         }
     }
 
+    /// Whether an egg of the pair rests (``restingEggs(on:)`` is not empty), without building a list.
+    func isResting(on board: Board) -> Bool {
+        func rests(_ column: Int, _ halfRow: Int) -> Bool {
+            guard halfRow & 1 == 0 else { return false }
+            let below = halfRow / 2 + 1
+            return below >= Board.rowsCount || board[column: column, row: below] != .empty
+        }
+        return rests(column, halfRow) || rests(childColumn, childHalfRow)
+    }
+
     /// The pair after a quarter turn by the rule set's rotation system, or nil when refused. A
     /// result in the same place and orientation with ``quickTurnArmed`` set is a refused first
     /// press in a one-column shaft.

@@ -204,3 +204,90 @@ struct TsuBotTests {
         #expect(grid.livePair?.column == target.column && grid.livePair?.orientation == target.orientation)
     }
 }
+
+@Suite("bot moves that beat gravity")
+struct BotMoveOrderTests {
+    /// The spawn column stands at 10 of tsu's 12: rotated down there, the pair rests on it and
+    /// locks at the next gravity step. Column 0 is low.
+    static let tallSpawnColumn = [
+        "......", "......", "..P...", "..B...", ".PRB..", ".YYYPY", ".PRBBY",
+        ".RRYYR", "PYPBPY", "PPBRPP", "BYPBYY", "RYPBPR", "RYRBYP",
+    ]
+
+    @Test("a pair bound down beside a tall spawn column shifts first, so a gravity step between moves does not lock it on the way")
+    func shiftsBeforeTurningOverATallColumn() throws {
+        var grid = tsuBoardGrid(Self.tallSpawnColumn)
+        #expect(grid.apply(.spawn(EggPair(pivot: .red, child: .purple))) == .spawned(garbageSent: 0))
+        let live = try #require(grid.livePair)
+        let target = Placement(column: 0, orientation: .down)
+        let moves = try #require(Bot.moves(to: target, from: live, on: grid.board, rules: .tsu))
+        #expect(moves.last == .hardDrop)
+        // A slow hand: a whole drop interval passes after every move. Rotating first (the order
+        // before) left the pair resting on the spawn column, where it locked.
+        for move in moves.dropLast() {
+            #expect(grid.apply(.move(move)) == .moved, "\(move)")
+            #expect(grid.apply(.ticks(grid.dropIntervalTicks)) == .ticked(locked: false, chainEnded: nil), "after \(move)")
+        }
+        let pair = try #require(grid.livePair)
+        #expect(pair.column == target.column && pair.orientation == target.orientation)
+    }
+
+    @Test("at insane's pace, whenever the next gravity step comes, the pair reaches each target clear of the spawn column")
+    func everyGravityPhase() throws {
+        var missed: [String] = []
+        var reached = 0
+        let interval = tsuBoardGrid(Self.tallSpawnColumn).dropIntervalTicks
+        // Placements with an egg on the spawn column rest on it at the end anyway.
+        for target in Placement.all where target.column != 2 && target.column + target.orientation.columnOffset != 2 {
+            for phase in 0..<interval {
+                var grid = tsuBoardGrid(Self.tallSpawnColumn)
+                #expect(grid.apply(.spawn(EggPair(pivot: .red, child: .purple))) == .spawned(garbageSent: 0))
+                // `phase` ticks pass before the bot moves (the drop timer runs on from the last pair).
+                if phase > 0 { _ = grid.apply(.ticks(phase)) }
+                guard let live = grid.livePair,
+                      let moves = Bot.moves(to: target, from: live, on: grid.board, rules: .tsu) else { continue }
+                for move in moves.dropLast() where grid.livePair != nil {
+                    _ = grid.apply(.move(move))
+                    _ = grid.apply(.ticks(BotLevel.insane.ticksPerMove))
+                }
+                // Live at the target, or locked there (its eggs where a drop at the target puts them).
+                var dropped = tsuBoardGrid(Self.tallSpawnColumn).board
+                dropped.drop(live.pair, orientation: target.orientation, column: target.column)
+                let atTarget: Bool
+                if let pair = grid.livePair {
+                    atTarget = pair.column == target.column && pair.orientation == target.orientation
+                } else {
+                    _ = grid.apply(.ticks(60))
+                    atTarget = grid.board == dropped
+                }
+                if atTarget {
+                    reached += 1
+                } else {
+                    missed.append("\(target.column)\(target.orientation)@\(phase)")
+                }
+            }
+        }
+        #expect(missed.isEmpty, "\(missed)")
+        #expect(reached > 0)
+    }
+
+    @Test("isResting agrees with restingEggs for every position a pair fits in")
+    func isRestingAgrees() {
+        let board = tsuBoardGrid(Self.tallSpawnColumn).board
+        var resting = 0, checked = 0
+        for orientation in Orientation.allCases {
+            for column in 0..<Board.columnsCount {
+                for halfRow in 0..<(2 * Board.rowsCount) {
+                    let pair = LivePair(pair: EggPair(pivot: .red, child: .blue), orientation: orientation,
+                                        pivotColumn: column, pivotHalfRow: halfRow)
+                    guard pair.fits(on: board, topRow: RuleSet.tsu.pairTopRow) else { continue }
+                    let expected = !pair.restingEggs(on: board).isEmpty
+                    #expect(pair.isResting(on: board) == expected, "\(orientation) \(column) \(halfRow)")
+                    if expected { resting += 1 }
+                    checked += 1
+                }
+            }
+        }
+        #expect(resting > 10 && checked > resting)
+    }
+}
