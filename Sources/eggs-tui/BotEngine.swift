@@ -190,7 +190,7 @@ struct EnginePlayer {
             case .failure(let error): throw engine.fault(error.description)
             }
             answers += 1
-            if let moves = Bot.moves(to: placement, from: live, on: grid.board) {
+            if let moves = Bot.moves(to: placement, from: live, on: grid.board, rules: grid.rules) {
                 pacer.start(moves)
             } else {
                 fallbacks += 1
