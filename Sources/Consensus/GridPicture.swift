@@ -52,15 +52,16 @@ public struct GridPicture: Hashable, Sendable {
 
     /// The picture as a grid to draw: every cell where the picture has it. An egg over an empty
     /// cell (the falling pair, a falling egg) becomes a loose egg in that cell, drawn in place and
-    /// not settled; a grid for drawing only, never ticked. An invalid picture draws empty.
-    public var grid: PlayerGrid {
+    /// not settled; a grid for drawing only, never ticked. An invalid picture draws empty. `rules`:
+    /// the match's (they decide which rows are drawn how: `tsu`'s hidden row stays hidden).
+    public func grid(rules: RuleSet) -> PlayerGrid {
         var board = Board()
-        guard isValid else { return PlayerGrid() }
+        guard isValid else { return PlayerGrid(rules: rules) }
         for (index, code) in cells.enumerated() {
             let cell: Cell = code == 0 ? .empty : (code == 7 ? .garbage : .egg(EggColor(rawValue: code - 1)!))
             board[column: index % Board.columnsCount, row: index / Board.columnsCount] = cell
         }
-        return PlayerGrid(lockedOnto: board)
+        return PlayerGrid(lockedOnto: board, rules: rules)
     }
 
     /// The cells as `cellsCount` digits (the log's form).

@@ -479,7 +479,8 @@ final class NetPlayScreen: Screen {
             }
             let pictured = order.map { id -> PlayerPanel in
                 let picture = state.pictures[id]
-                let grid = picture?.grid ?? PlayerGrid()
+                let rules = state.settings.ruleSet
+                let grid = picture?.grid(rules: rules) ?? PlayerGrid(rules: rules)
                 let gone = !present.contains(id) || state.leftDuringGame.contains(id)
                 return PlayerPanel(
                     name: lobbyNames[id] ?? id.hex, grid: grid, next: [], wins: state.wins[id] ?? 0,

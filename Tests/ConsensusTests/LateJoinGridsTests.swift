@@ -67,7 +67,7 @@ struct LateJoinGridsTests {
                 guard eggs == mirror.board.eggsCount + 2 else { continue }
                 live += 1
                 // The joiner draws the falling pair where the picture has it, not settled.
-                let drawn = GridPicture(player: player, grid: sent.picture.grid)
+                let drawn = GridPicture(player: player, grid: sent.picture.grid(rules: mirror.rules))
                 #expect(drawn.cells == sent.picture.cells, "\(player.hex): the pair is drawn elsewhere")
             }
         }
@@ -88,7 +88,7 @@ struct LateJoinGridsTests {
         let message = MatchMessage.grids(game: 4, pictures: [good])
         #expect(MatchMessage.decode(message.encoded()) == message)
         #expect(MatchMessage(json: message.json) == message)
-        #expect(good.grid.board[column: 5, row: Board.rowsCount - 1] == .egg(.yellow))
+        #expect(good.grid(rules: .sfe).board[column: 5, row: Board.rowsCount - 1] == .egg(.yellow))
         // Queued garbage travels after the pictures; a message that ends before it (from a
         // sender that predates it) reads as none, and a count over the limit is hostile.
         var queued = good

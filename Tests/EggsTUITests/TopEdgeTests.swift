@@ -1,4 +1,6 @@
+import Consensus
 import EggGame
+import PeerNet
 import Testing
 @testable import eggs_tui
 
@@ -53,6 +55,22 @@ struct TopEdgeTests {
         let board = try! Board(notation: (["R....."] + (0..<12).map { _ in "B....." }).joined(separator: "\n"), rowsMax: 13)
         let grid = PlayerGrid(board: board, rules: .tsu)
         #expect(grid.board[column: 0, row: 2] == .egg(.red))
+        #expect(MatchView.topEdge(grid: grid, queuedGarbage: 0) == Array(repeating: .none, count: 6))
+    }
+}
+
+/// A peer that joins during a `tsu` game draws the players' grids from pictures.
+@Suite("pictured grids keep the match's rules")
+struct PicturedGridTests {
+    @Test("a tsu picture with an egg in the hidden 13th row draws no garbage mark above the board")
+    func tsuHiddenRowStaysHidden() throws {
+        // Column 2 full to the hidden row (Board row 2): 13 eggs, no four of a colour touching.
+        let rows = (0..<13).map { row in "..\(row % 2 == 0 ? "R" : "B")..." }
+        var grid = PlayerGrid(board: try Board(notation: rows.joined(separator: "\n"), rowsMax: 13), rules: .tsu)
+        #expect(grid.board.height(column: 2) == 13)
+        #expect(MatchView.topEdge(grid: grid, queuedGarbage: 0) == Array(repeating: .none, count: 6))
+        let picture = GridPicture(player: PeerID(1), grid: grid)
+        grid = picture.grid(rules: .tsu)
         #expect(MatchView.topEdge(grid: grid, queuedGarbage: 0) == Array(repeating: .none, count: 6))
     }
 }
