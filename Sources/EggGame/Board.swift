@@ -338,17 +338,19 @@ public struct Board: Sendable, Hashable {
         return next
     }
 
-    /// The chain's length alone, resolved as ``resolveChainCounts(rules:mask:)`` resolves it
-    /// without scoring its steps, on a settled board where `popping` is every group that pops
-    /// first (the bot's virtual drops: on a board where nothing popped, the dropped eggs' group).
-    mutating func resolveChainLength(mask: UInt128, firstPopping popping: UInt128) -> Int {
+    /// The chain's length and the eggs it pops, resolved as ``resolveChainCounts(rules:mask:)``
+    /// resolves it without scoring its steps, on a settled board where `popping` is every group
+    /// that pops first (the bot's virtual drops: on a board where nothing popped, the dropped
+    /// eggs' group).
+    mutating func resolveChainSteps(mask: UInt128, firstPopping popping: UInt128) -> (chain: Int, popped: Int) {
         var popping = popping
-        var chain = 0
+        var chain = 0, popped = 0
         while popping != 0 && chain < ChainResult.stepsMax {
+            popped &+= popping.nonzeroBitCount
             popping = popAndFindNext(popping, mask: mask)
             chain &+= 1
         }
-        return chain
+        return (chain, popped)
     }
 
     /// Resolves every chain step by `rules` (the board must be settled): only cells in `mask`

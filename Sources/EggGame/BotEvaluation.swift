@@ -6,6 +6,8 @@ struct BotEvaluation {
         var chain: Int
         /// Eggs the trigger needs (1 to ``eggsMax``); 0 when there is no chain.
         var eggs: Int
+        /// Eggs the chain pops beyond four a step (groups of five or more, two groups in a step).
+        var excess = 0
     }
 
     /// Eggs a virtual drop may use: 1 (easy), 2 or 3 (insane).
@@ -25,6 +27,10 @@ struct BotEvaluation {
         var crowdFrom = 54
         var crowdWeight = 60
         var eggPenalty = 40
+        /// Per egg the potential chain pops beyond four a step: a chain of groups of four fires more
+        /// steps from the same eggs. 100 raised insane's mean largest chain from 8.48 to 8.86
+        /// (`sfe`) and 9.46 to 9.72 (`tsu`); 200–400 did no better in `sfe` and worse in `tsu`.
+        var excess = 100
         /// The spawn columns' height (before the placement) from which any chain is fired.
         var spawnFire = 9
         var waste = 250
@@ -64,9 +70,11 @@ struct BotEvaluation {
                 guard colours & (1 << code) != 0 else { continue }
                 colours &= ~(1 << code)
                 for eggs in 1...eggsMax {
-                    let chain = simulator.virtualChain(board, code: code, column: column, count: eggs, quiet: quiet)
+                    let (chain, popped) = simulator.virtualChainSteps(board, code: code, column: column, count: eggs, quiet: quiet)
                     guard chain > 0 else { continue }
-                    if chain > best.chain || (chain == best.chain && eggs < best.eggs) { best = Potential(chain: chain, eggs: eggs) }
+                    if chain > best.chain || (chain == best.chain && eggs < best.eggs) {
+                        best = Potential(chain: chain, eggs: eggs, excess: popped &- 4 &* chain)
+                    }
                     break
                 }
             }
@@ -81,6 +89,7 @@ struct BotEvaluation {
     func score(_ board: Board) -> Int {
         let potential = self.potential(board)
         var value = Self.chainValue(potential.chain) &- (potential.eggs > 1 ? potential.chain &* weights.eggPenalty : 0)
+        value &-= potential.excess &* weights.excess
         value &+= shape(board)
         return value
     }

@@ -99,8 +99,15 @@ struct BotSimulator: Sendable {
     ///   resolved on), so only the dropped eggs' group can start a chain.
     @inline(__always)
     func virtualChain(_ board: Board, code: UInt8, column: Int, count: Int, quiet: Bool) -> Int {
+        virtualChainSteps(board, code: code, column: column, count: count, quiet: quiet).chain
+    }
+
+    /// As ``virtualChain(_:code:column:count:quiet:)``, with the eggs the chain pops (the
+    /// dropped eggs among them).
+    @inline(__always)
+    func virtualChainSteps(_ board: Board, code: UInt8, column: Int, count: Int, quiet: Bool) -> (chain: Int, popped: Int) {
         let height = board.height(column: column)
-        guard height + count <= pairRows else { return 0 }
+        guard height + count <= pairRows else { return (0, 0) }
         var after = board
         // The `count` empty cells above the column's eggs, all set at once (a settled column's
         // cells from `height` up are empty, and stay within its lane: `height + count <= pairRows`).
@@ -115,7 +122,7 @@ struct BotSimulator: Sendable {
         } else {
             first = after.poppingCellsNow(mask: poppingMask)?.popped ?? 0
         }
-        return after.resolveChainLength(mask: poppingMask, firstPopping: first)
+        return after.resolveChainSteps(mask: poppingMask, firstPopping: first)
     }
 
     /// Whether nothing on `board` pops (a chain resolved on it ended by itself).

@@ -35,6 +35,22 @@ struct BotChainTests {
         #expect(BotEvaluation(eggsMax: 2).potential(Board()).chain == 0)
     }
 
+    @Test("the potential chain counts the eggs it pops beyond four a step, and the score charges them")
+    func excessEggs() {
+        let evaluation = BotEvaluation(eggsMax: 3)
+        var free = BotEvaluation.Weights()
+        free.excess = 0
+        let uncharged = BotEvaluation(eggsMax: 3, weights: free)
+        // One red in column 2 joins two pairs: five pop in one step. Beside a single red, four.
+        let five = board("RR.RR.")
+        let four = board("RR.R..")
+        #expect(evaluation.potential(five) == .init(chain: 1, eggs: 1, excess: 1))
+        #expect(evaluation.potential(four) == .init(chain: 1, eggs: 1, excess: 0))
+        #expect(evaluation.potential(twoChainBoard) == .init(chain: 2, eggs: 1, excess: 0))
+        #expect(uncharged.score(five) - evaluation.score(five) == 100)
+        #expect(uncharged.score(four) == evaluation.score(four))
+    }
+
     @Test("a building bot keeps a short chain for later; crowded, it fires it")
     func firesWhenCrowded() {
         let pair = EggPair(pivot: .red, child: .red)

@@ -90,8 +90,9 @@ struct TsuBotTests {
                 }
                 // The reference: every plane searched at every step.
                 var whole = board
-                var chain = 0, garbage = 0, points = 0
+                var chain = 0, garbage = 0, points = 0, popped = 0
                 while chain < ChainResult.stepsMax, let step = whole.poppingCellsNow(mask: simulator.poppingMask) {
+                    popped += step.popped.nonzeroBitCount
                     switch simulator.rules.garbageFormula {
                     case .sfeSteps:
                         garbage += simulator.rules.garbage(stepIndex: chain, popped: step.popped.nonzeroBitCount)
@@ -110,7 +111,8 @@ struct TsuBotTests {
                 #expect(counted == whole, "the same board is left: \(board)")
                 var lengthOnly = board
                 let first = lengthOnly.poppingCellsNow(mask: simulator.poppingMask)?.popped ?? 0
-                #expect(lengthOnly.resolveChainLength(mask: simulator.poppingMask, firstPopping: first) == chain)
+                let steps = lengthOnly.resolveChainSteps(mask: simulator.poppingMask, firstPopping: first)
+                #expect(steps.chain == chain && steps.popped == popped)
                 if chain > 0 { chains += 1 }
                 longest = max(longest, chain)
             }
