@@ -300,7 +300,8 @@ public struct Bot: Sendable {
     /// Rotations come first, unless the pair would come to rest on its way that way and shifting
     /// first (or another turn) avoids it: a resting pair locks at the next gravity step, which
     /// may come before its last move (a pair rotated down over a tall spawn column locked there).
-    public static func moves(to target: Placement, from live: LivePair, on board: Board, rules: RuleSet = .sfe) -> [Move]? {
+    /// `rules` has no default: the engine's placements under `tsu` were once planned by `sfe`'s.
+    public static func moves(to target: Placement, from live: LivePair, on board: Board, rules: RuleSet) -> [Move]? {
         let turnPlans: [[Move]] = [[], [.rotateCW], [.rotateCCW], [.rotateCW, .rotateCW], [.rotateCCW, .rotateCCW]]
         var fewestRests: (moves: [Move], rests: Int)?
         for turns in turnPlans {

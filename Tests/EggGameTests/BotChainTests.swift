@@ -166,8 +166,8 @@ struct BotChainTests {
         #expect(half.fits(on: board, topRow: RuleSet.sfe.pairTopRow) && lower.fits(on: board, topRow: RuleSet.sfe.pairTopRow))
         var onlyFromSpawn = 0
         for placement in Placement.all {
-            let fromSpawn = Bot.moves(to: placement, from: spawned, on: board) != nil
-            let fromLower = Bot.moves(to: placement, from: half, on: board) != nil && Bot.moves(to: placement, from: lower, on: board) != nil
+            let fromSpawn = Bot.moves(to: placement, from: spawned, on: board, rules: .sfe) != nil
+            let fromLower = Bot.moves(to: placement, from: half, on: board, rules: .sfe) != nil && Bot.moves(to: placement, from: lower, on: board, rules: .sfe) != nil
             let reachable = Bot.isReachable(placement, from: spawned, on: board, rules: .sfe)
             #expect(reachable == (fromSpawn && fromLower), "\(placement)")
             if fromSpawn && !fromLower { onlyFromSpawn += 1 }

@@ -19,7 +19,7 @@ struct BotTests {
             var expected = grid.board
             expected.drop(pair, orientation: target.orientation, column: target.column)
             _ = expected.resolveChain()
-            for move in Bot.moves(to: target, from: grid.livePair!, on: grid.board)! {
+            for move in Bot.moves(to: target, from: grid.livePair!, on: grid.board, rules: grid.rules)! {
                 #expect(grid.apply(.move(move)).isAccepted)
             }
             while grid.state == .resolving { grid.apply(.ticks(1)) }
