@@ -70,7 +70,7 @@ struct BotEvaluation {
                 guard colours & (1 << code) != 0 else { continue }
                 colours &= ~(1 << code)
                 for eggs in 1...eggsMax {
-                    let (chain, popped) = simulator.virtualChainSteps(board, code: code, column: column, count: eggs, quiet: quiet)
+                    let (chain, popped) = simulator.virtualChain(board, code: code, column: column, count: eggs, quiet: quiet)
                     guard chain > 0 else { continue }
                     if chain > best.chain || (chain == best.chain && eggs < best.eggs) {
                         best = Potential(chain: chain, eggs: eggs, excess: popped &- 4 &* chain)

@@ -93,19 +93,13 @@ struct BotSimulator: Sendable {
     static func plane(_ board: Board, code: UInt8) -> UInt128 { board.plane(code: code) }
 
     /// Drops `count` eggs of colour `code` onto `column` (the virtual drops of the evaluation),
-    /// resolves, and returns the chain they fire (0 when nothing pops or when a pair could not put
-    /// that many eggs there: the rows only garbage reaches never hold a trigger).
+    /// resolves, and returns the chain they fire and the eggs it pops, the dropped eggs among them
+    /// (0 and 0 when nothing pops or when a pair could not put that many eggs there: the rows only
+    /// garbage reaches never hold a trigger).
     /// - Parameter quiet: nothing on `board` pops (``isQuiet(_:)``; true of every board a chain
     ///   resolved on), so only the dropped eggs' group can start a chain.
     @inline(__always)
-    func virtualChain(_ board: Board, code: UInt8, column: Int, count: Int, quiet: Bool) -> Int {
-        virtualChainSteps(board, code: code, column: column, count: count, quiet: quiet).chain
-    }
-
-    /// As ``virtualChain(_:code:column:count:quiet:)``, with the eggs the chain pops (the
-    /// dropped eggs among them).
-    @inline(__always)
-    func virtualChainSteps(_ board: Board, code: UInt8, column: Int, count: Int, quiet: Bool) -> (chain: Int, popped: Int) {
+    func virtualChain(_ board: Board, code: UInt8, column: Int, count: Int, quiet: Bool) -> (chain: Int, popped: Int) {
         let height = board.height(column: column)
         guard height + count <= pairRows else { return (0, 0) }
         var after = board

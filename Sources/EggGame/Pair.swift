@@ -134,22 +134,20 @@ public struct LivePair: Sendable, Hashable {
 
     /// The eggs of the pair that rest (at full offset, on the floor or a board egg), by index in ``eggs``.
     func restingEggs(on board: Board) -> [Int] {
-        eggs.indices.filter { index in
-            let egg = eggs[index]
-            guard egg.halfRow & 1 == 0 else { return false }
-            let below = egg.halfRow / 2 + 1
-            return below >= Board.rowsCount || board[column: egg.column, row: below] != .empty
-        }
+        let eggs = self.eggs
+        return eggs.indices.filter { Self.rests(column: eggs[$0].column, halfRow: eggs[$0].halfRow, on: board) }
     }
 
     /// Whether an egg of the pair rests (``restingEggs(on:)`` is not empty), without building a list.
     func isResting(on board: Board) -> Bool {
-        func rests(_ column: Int, _ halfRow: Int) -> Bool {
-            guard halfRow & 1 == 0 else { return false }
-            let below = halfRow / 2 + 1
-            return below >= Board.rowsCount || board[column: column, row: below] != .empty
-        }
-        return rests(column, halfRow) || rests(childColumn, childHalfRow)
+        Self.rests(column: column, halfRow: halfRow, on: board) || Self.rests(column: childColumn, halfRow: childHalfRow, on: board)
+    }
+
+    /// Whether an egg at `halfRow` in `column` rests: at full offset, on the floor or a board egg.
+    private static func rests(column: Int, halfRow: Int, on board: Board) -> Bool {
+        guard halfRow & 1 == 0 else { return false }
+        let below = halfRow / 2 + 1
+        return below >= Board.rowsCount || board[column: column, row: below] != .empty
     }
 
     /// The pair after a quarter turn by the rule set's rotation system, or nil when refused. A

@@ -477,9 +477,9 @@ final class NetPlayScreen: Screen {
                 term.put(2, 0, "A game is in progress; its grids are on their way.")
                 return
             }
+            let rules = state.settings.ruleSet
             let pictured = order.map { id -> PlayerPanel in
                 let picture = state.pictures[id]
-                let rules = state.settings.ruleSet
                 let grid = picture?.grid(rules: rules) ?? PlayerGrid(rules: rules)
                 let gone = !present.contains(id) || state.leftDuringGame.contains(id)
                 return PlayerPanel(

@@ -21,15 +21,15 @@ struct TsuBotTests {
     func hiddenRow() {
         let board = tsuBoard(hiddenRowBoard())
         let red = EggColor.red.rawValue + 1
-        #expect(tsu.virtualChain(board, code: red, column: 5, count: 1, quiet: true) == 0)
+        #expect(tsu.virtualChain(board, code: red, column: 5, count: 1, quiet: true).chain == 0)
         // Under sfe that row is one only garbage reaches: no trigger is ever dropped there.
-        #expect(sfe.virtualChain(board, code: red, column: 5, count: 1, quiet: true) == 0)
+        #expect(sfe.virtualChain(board, code: red, column: 5, count: 1, quiet: true).chain == 0)
         #expect(BotEvaluation(eggsMax: 1, rules: .tsu).potential(board).chain == 0)
         #expect(BotEvaluation(eggsMax: 1, rules: .sfe).potential(board).chain == 0)
         // The same reds a row lower: the red lands in the top visible row and pops under both.
         let lower = tsuBoard(["......"] + hiddenRowBoard().dropLast())
-        #expect(tsu.virtualChain(lower, code: red, column: 5, count: 1, quiet: true) == 1)
-        #expect(sfe.virtualChain(lower, code: red, column: 5, count: 1, quiet: true) == 1)
+        #expect(tsu.virtualChain(lower, code: red, column: 5, count: 1, quiet: true).chain == 1)
+        #expect(sfe.virtualChain(lower, code: red, column: 5, count: 1, quiet: true).chain == 1)
         #expect(BotEvaluation(eggsMax: 1, rules: .tsu).potential(lower).chain == 1)
     }
 
@@ -55,8 +55,8 @@ struct TsuBotTests {
                 for column in 0..<Board.columnsCount {
                     for code in UInt8(1)...4 {
                         for count in 1...3 {
-                            let short = simulator.virtualChain(board, code: code, column: column, count: count, quiet: true)
-                            let whole = simulator.virtualChain(board, code: code, column: column, count: count, quiet: false)
+                            let short = simulator.virtualChain(board, code: code, column: column, count: count, quiet: true).chain
+                            let whole = simulator.virtualChain(board, code: code, column: column, count: count, quiet: false).chain
                             #expect(short == whole, "\(board), colour \(code), column \(column), \(count) eggs")
                             compared += 1
                             if whole > 0 { fired += 1 }
@@ -70,7 +70,7 @@ struct TsuBotTests {
         // Four reds standing: not quiet, so a drop beside them fires what a resolution fires.
         let standing = try Board(notation: Array(repeating: "......", count: 11).joined(separator: "\n") + "\nRR....\nRR....")
         #expect(!sfe.isQuiet(standing))
-        #expect(sfe.virtualChain(standing, code: EggColor.blue.rawValue + 1, column: 5, count: 1, quiet: false) == 1)
+        #expect(sfe.virtualChain(standing, code: EggColor.blue.rawValue + 1, column: 5, count: 1, quiet: false).chain == 1)
     }
 
     /// The bots' resolution, which searches each step after the first only from the cells the
