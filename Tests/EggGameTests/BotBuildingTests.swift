@@ -1,0 +1,97 @@
+import Testing
+@testable import EggGame
+
+/// A 3-chain that one red egg in column 2 fires: reds, then blues, then yellows.
+private let threeChainBoard = board(
+    "Y.....",
+    "Y.....",
+    "Y.....",
+    "B.....",
+    "B.....",
+    "BY....",
+    "RB....",
+    "RR...."
+)
+
+/// `count` garbage eggs stacked in `column` of `board`.
+private func stacked(_ board: Board, column: Int, count: Int) -> Board {
+    var board = board
+    for y in board.height(column: column)..<(board.height(column: column) + count) {
+        board.setCode(column: column, y: y, code: 7)
+    }
+    return board
+}
+
+@Suite("insane builds for the longest chain while nothing presses it")
+struct BotBuildingTests {
+    @Test("insane builds only under sfe, with no garbage queued and no opponent holding a chain of 3")
+    func buildsWhenUnpressed() {
+        #expect(BotEvaluation(eggsMax: 3).potential(threeChainBoard) == .init(chain: 3, eggs: 1))
+        let twoChain = board("B.....", "B.....", "BY....", "RB....", "RR....")
+        #expect(BotEvaluation(eggsMax: 3).potential(twoChain).chain == 2)
+        let pair = EggPair(pivot: .red, child: .blue), preview = [EggPair(pivot: .green, child: .yellow)]
+        func builds(_ level: BotLevel, _ context: BotContext, rules: RuleSet = .sfe) -> Bool {
+            var bot = Bot(level: level, seed: 5)
+            _ = bot.choosePlacement(board: Board(), current: pair, preview: rules == .tsu ? preview + preview : preview,
+                                    context: context, rules: rules)
+            return bot.isBuilding
+        }
+        #expect(builds(.insane, BotContext()))
+        #expect(builds(.insane, BotContext(opponents: [Board(), twoChain])))
+        let pressedByChain = builds(.insane, BotContext(opponents: [Board(), threeChainBoard]))
+        #expect(!pressedByChain)
+        let pressedByGarbage = builds(.insane, BotContext(incomingGarbage: 1))
+        #expect(!pressedByGarbage)
+        let underTsu = builds(.insane, BotContext(), rules: .tsu)
+        #expect(!underTsu)
+        for level in [BotLevel.easy, .medium, .hard] {
+            let other = builds(level, BotContext())
+            #expect(!other, "\(level) builds")
+        }
+        // The decision after a pressed one builds again: the state is set at every decision.
+        var bot = Bot(level: .insane, seed: 5)
+        _ = bot.choosePlacement(board: Board(), current: pair, preview: preview, context: BotContext(incomingGarbage: 4))
+        #expect(!bot.isBuilding)
+        _ = bot.choosePlacement(board: Board(), current: pair, preview: preview, context: BotContext())
+        #expect(bot.isBuilding)
+    }
+
+    @Test("building, the potential chain counts by its steps and trigger eggs, not by its square")
+    func valueBySteps() {
+        var building = BotEvaluation(eggsMax: 3)
+        building.building = true
+        let quick = BotEvaluation(eggsMax: 3)
+        let chain3 = building.potential(threeChainBoard), chain2 = building.potential(board("B.....", "B.....", "BY....", "RB....", "RR...."))
+        #expect(chain3.chain == 3 && chain2.chain == 2)
+        #expect(building.score(threeChainBoard) - building.shape(threeChainBoard) == 3 * 1_100 - 150)
+        #expect(quick.score(threeChainBoard) - quick.shape(threeChainBoard) == BotEvaluation.chainValue(3))
+    }
+
+    @Test("building, a board built up at the sides scores above the same eggs in the spawn columns; otherwise the same")
+    func surface() {
+        let sides = stacked(stacked(Board(), column: 0, count: 2), column: 5, count: 2)
+        let middle = stacked(stacked(Board(), column: 2, count: 2), column: 3, count: 2)
+        let quick = BotEvaluation(eggsMax: 3)
+        #expect(quick.score(sides) == quick.score(middle))
+        var building = BotEvaluation(eggsMax: 3)
+        building.building = true
+        #expect(building.score(sides) > building.score(middle))
+        // An empty board: each column stands its offset away from the U (3, 1, 2, 2, 1, 3).
+        #expect(building.surfaceCost(Board(), heights: 0) == (3 + 1 + 2 + 2 + 1 + 3) * 40)
+    }
+
+    @Test("building, from 50 eggs on the board only a trigger one pair can lay counts")
+    func pairSizedTrigger() {
+        // A red in column 5 that three more reds pop, beside 48 or 49 eggs of garbage and itself.
+        var base = Board()
+        for column in 0..<4 { base = stacked(base, column: column, count: 12) }
+        base.setCode(column: 5, y: 0, code: EggColor.red.rawValue + 1)
+        let fifty = stacked(base, column: 4, count: 1), fortyNine = base
+        #expect(fifty.eggsCount == 50 && fortyNine.eggsCount == 49)
+        var building = BotEvaluation(eggsMax: 3)
+        building.building = true
+        #expect(building.potential(fortyNine) == .init(chain: 1, eggs: 3))
+        #expect(building.potential(fifty).chain == 0)
+        #expect(BotEvaluation(eggsMax: 3).potential(fifty) == .init(chain: 1, eggs: 3))
+    }
+}
