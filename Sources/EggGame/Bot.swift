@@ -79,9 +79,9 @@ public enum BotLevel: String, CaseIterable, Sendable, Hashable {
     /// presses it: no garbage queued against it and no opponent holding a chain of
     /// ``pressingChain`` or more. Insane only, and only under rules with two spawn columns (`sfe`):
     /// under `tsu` the same weights built no longer chains (9.67–9.95 on 100 solo games against
-    /// 9.72). Alone, `sfe` insane's mean largest chain went from 8.86 to 9.87 (100 games); against
-    /// hard it won 84 % (88 % before) and 72 % at hard's pace (75 %). Building while no opponent
-    /// held a chain of 4 won 79 % and 67 %; of 2, 89.5 % and 67 % (200 games).
+    /// 9.72). Alone, `sfe` insane's mean largest chain went from 8.86 to 9.87 (100 games; 9.62 on
+    /// 300); against hard it won 84 % (88 % before) and 72 % at hard's pace (75 %). Building while
+    /// no opponent held a chain of 4 won 79 % and 67 % (100 games); of 2, 89.5 % and 67 % (200).
     var buildsWhenUnpressed: Bool { self == .insane }
 
     /// An opponent's potential chain from which a bot that builds when unpressed plays for the
@@ -240,6 +240,8 @@ public struct Bot: Sendable {
                                          rules: RuleSet = .sfe) -> Placement? {
         decisions &+= 1
         if evaluation.simulator.rules != rules { evaluation.simulator = BotSimulator(rules: rules) }
+        // The opponents' chains are judged as quick play judges them (not by building's pair-sized
+        // trigger), so building is off while they are read.
         evaluation.building = false
         evaluation.building = level.buildsWhenUnpressed && simulator.spawnColumns.low != simulator.spawnColumns.high
             && context.incomingGarbage == 0
