@@ -77,11 +77,14 @@ public enum BotLevel: String, CaseIterable, Sendable, Hashable {
 
     /// Whether the bot judges boards for the longest chain (``BotEvaluation/Building``) while nothing
     /// presses it: no garbage queued against it and no opponent holding a chain of
-    /// ``pressingChain`` or more. Insane only, and only under rules with two spawn columns (`sfe`):
-    /// under `tsu` the same weights built no longer chains (9.67–9.95 on 100 solo games against
-    /// 9.72). Alone, `sfe` insane's mean largest chain went from 8.86 to 9.87 (100 games; 9.62 on
-    /// 300); against hard it won 84 % (88 % before) and 72 % at hard's pace (75 %). Building while
-    /// no opponent held a chain of 4 won 79 % and 67 % (100 games); of 2, 89.5 % and 67 % (200).
+    /// ``pressingChain`` or more. Insane only. Under `sfe` (two spawn columns) it values the chain by
+    /// its steps, keeps a U-shaped surface and counts pair-sized triggers on a full board; under
+    /// `tsu` (one) those built no longer chains (9.67–9.95 on 100 solo games against 9.72), and
+    /// only its spawn column's limits move from 9 to 10. Alone, `sfe` insane's mean largest chain
+    /// went from 8.86 to 9.87 (100 games; 9.62 on 300), `tsu`'s from 9.72 to 10.00 (9.64 to 9.93
+    /// on 300). Against hard, `sfe` insane won 84 % (88 % before) and 72 % at hard's pace (75 %);
+    /// `tsu` 86 % (87 %) and 74 % (73 %). Building while no opponent held a chain of 4 won (`sfe`)
+    /// 79 % and 67 % (100 games); of 2, 89.5 % and 67 % (200).
     var buildsWhenUnpressed: Bool { self == .insane }
 
     /// An opponent's potential chain from which a bot that builds when unpressed plays for the
@@ -243,8 +246,7 @@ public struct Bot: Sendable {
         // The opponents' chains are judged as quick play judges them (not by building's pair-sized
         // trigger), so building is off while they are read.
         evaluation.building = false
-        evaluation.building = level.buildsWhenUnpressed && simulator.spawnColumns.low != simulator.spawnColumns.high
-            && context.incomingGarbage == 0
+        evaluation.building = level.buildsWhenUnpressed && context.incomingGarbage == 0
             && context.opponents.allSatisfy { evaluation.potential($0).chain < BotLevel.pressingChain }
         let spawned = LivePair(spawning: current, rules: rules)
         let pairs = [current] + preview.prefix(max(0, level.searchDepth - 1))
@@ -450,7 +452,7 @@ public struct Bot: Sendable {
     private func fireScore(_ outcome: BotSimulator.Outcome, before: Board, context: BotContext) -> Int {
         let chain = outcome.chain
         let spawnHeight = simulator.spawnHeight(before)
-        let crowded = before.eggsCount >= level.crowdedEggs || spawnHeight >= evaluation.weights.spawnFire
+        let crowded = before.eggsCount >= level.crowdedEggs || spawnHeight >= evaluation.spawnFire
         let threatened = context.incomingGarbage >= level.threatGarbage && chain &* 2 >= level.fireChain
         if chain >= level.fireChain || crowded || threatened || presses(outcome.garbage, context: context) {
             return BotEvaluation.chainValue(chain) / 2 &* evaluation.weights.fireScale &+ outcome.garbage &* level.garbageWeight &+ evaluation.weights.fireBonus

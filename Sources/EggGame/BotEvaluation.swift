@@ -15,6 +15,9 @@ struct BotEvaluation {
     let weights: Weights
     /// Judging for the longest chain (``Building``): set by insane while nothing presses it.
     var building = false
+    /// Whether ``building`` follows `sfe`'s two spawn columns (the value by steps, the U-shaped
+    /// surface, the pair-sized trigger) rather than `tsu`'s one (a spawn column a row higher).
+    private var buildsAroundTwoSpawns: Bool { building && simulator.spawnColumns.low != simulator.spawnColumns.high }
     let build = Building()
     /// The rules the virtual drops are played out by (the match's rule set).
     var simulator: BotSimulator
@@ -44,10 +47,11 @@ struct BotEvaluation {
     }
 
     /// How a board is judged while ``building``: for the longest chain the bot can build rather than
-    /// the quickest answer (insane alone, or while no opponent can hit it, under `sfe`; see
-    /// ``BotLevel/buildsWhenUnpressed``). Measured on 100 solo `sfe` games at insane (mean largest
-    /// chain 8.86 without): each part alone, 9.05 (the value by steps) and 9.18 (the surface, on
-    /// 40 games); all three, 9.87.
+    /// the quickest answer (insane alone, or while no opponent can hit it; see
+    /// ``BotLevel/buildsWhenUnpressed``). Under `sfe`, measured on 100 solo games at insane (mean
+    /// largest chain 8.86 without): each of the first three parts alone, 9.05 (the value by steps)
+    /// and 9.18 (the surface, on 40 games); all three, 9.87. Under `tsu`, only the spawn column's
+    /// height moves (``oneSpawnColumnHeight``).
     struct Building {
         /// The potential chain's value per step, instead of ``chainValue(_:)``'s square: the first
         /// steps of a long chain are worth building (the square valued a chain of 3 at a tenth of
@@ -63,6 +67,12 @@ struct BotEvaluation {
         /// Eggs on the board from which only a trigger one pair can lay (1 or 2 eggs) counts: a
         /// nearly full board whose chain needs three eggs of one colour topped out waiting for them.
         var pairTriggerFrom = 50
+        /// Under `tsu` (one spawn column): the height of the spawn column from which it costs and
+        /// from which any chain is fired, 10 instead of ``Weights/dangerFrom`` and
+        /// ``Weights/spawnFire``'s 9. On 300 solo games insane's mean largest chain went from 9.64
+        /// to 9.93 (seeds 0–99: 9.72 to 10.00). Under `sfe` the same (with both spawn columns)
+        /// topped out more (8.98–9.13, 126–131 pairs a game).
+        var oneSpawnColumnHeight = 10
 
         /// A column's height in the U-shaped surface, against the mean.
         @inline(__always)
@@ -88,7 +98,7 @@ struct BotEvaluation {
     /// The virtual drops: for every column and every colour touching the cells a drop would fill,
     /// 1 then up to `eggsMax` eggs of that colour, and the longest chain they fire.
     func potential(_ board: Board) -> Potential {
-        let eggsMax = building && board.eggsCount >= build.pairTriggerFrom ? min(2, self.eggsMax) : self.eggsMax
+        let eggsMax = buildsAroundTwoSpawns && board.eggsCount >= build.pairTriggerFrom ? min(2, self.eggsMax) : self.eggsMax
         var best = Potential(chain: 0, eggs: 0)
         let quiet = simulator.isQuiet(board)
         for column in 0..<BotSimulator.columns {
@@ -124,7 +134,7 @@ struct BotEvaluation {
     /// The score of a settled board (higher is better).
     func score(_ board: Board) -> Int {
         let potential = self.potential(board)
-        var value = building
+        var value = buildsAroundTwoSpawns
             ? potential.chain &* build.stepValue &- potential.eggs &* build.triggerEgg
             : Self.chainValue(potential.chain) &- (potential.eggs > 1 ? potential.chain &* weights.eggPenalty : 0)
         value &-= potential.excess &* weights.excess
@@ -152,11 +162,21 @@ struct BotEvaluation {
         }
         // The spawn columns stay low: a pair must be able to travel along the top row.
         let spawn = simulator.spawnHeight(board)
-        let over = spawn &- weights.dangerFrom &+ 1
+        let over = spawn &- dangerFrom &+ 1
         let danger = over > 0 ? over &* over &* weights.dangerWeight : 0
         let crowding = heights > weights.crowdFrom ? (heights &- weights.crowdFrom) &* weights.crowdWeight : 0
-        let surface = building ? surfaceCost(board, heights: heights) : 0
+        let surface = buildsAroundTwoSpawns ? surfaceCost(board, heights: heights) : 0
         return contacts &* weights.contact &- roughness &* weights.rough &- danger &- crowding &- surface
+    }
+
+    /// The spawn columns' height from which they cost (squared, by ``Weights/dangerWeight``).
+    var dangerFrom: Int {
+        building && !buildsAroundTwoSpawns ? build.oneSpawnColumnHeight : weights.dangerFrom
+    }
+
+    /// The spawn columns' height (before the placement) from which any chain is fired.
+    var spawnFire: Int {
+        building && !buildsAroundTwoSpawns ? build.oneSpawnColumnHeight : weights.spawnFire
     }
 
     /// ``Building/surface`` per egg of height the columns stand away from the U-shaped surface

@@ -24,7 +24,7 @@ private func stacked(_ board: Board, column: Int, count: Int) -> Board {
 
 @Suite("insane builds for the longest chain while nothing presses it")
 struct BotBuildingTests {
-    @Test("insane builds only under sfe, with no garbage queued and no opponent holding a chain of 3")
+    @Test("insane builds only with no garbage queued and no opponent holding a chain of 3; the other levels never")
     func buildsWhenUnpressed() {
         #expect(BotEvaluation(eggsMax: 3).potential(threeChainBoard) == .init(chain: 3, eggs: 1))
         let twoChain = board("B.....", "B.....", "BY....", "RB....", "RR....")
@@ -42,8 +42,9 @@ struct BotBuildingTests {
         #expect(!pressedByChain)
         let pressedByGarbage = builds(.insane, BotContext(incomingGarbage: 1))
         #expect(!pressedByGarbage)
-        let underTsu = builds(.insane, BotContext(), rules: .tsu)
-        #expect(!underTsu)
+        #expect(builds(.insane, BotContext(), rules: .tsu))
+        let tsuPressed = builds(.insane, BotContext(opponents: [threeChainBoard]), rules: .tsu)
+        #expect(!tsuPressed)
         for level in [BotLevel.easy, .medium, .hard] {
             let other = builds(level, BotContext())
             #expect(!other, "\(level) builds")
@@ -93,5 +94,24 @@ struct BotBuildingTests {
         #expect(building.potential(fortyNine) == .init(chain: 1, eggs: 3))
         #expect(building.potential(fifty).chain == 0)
         #expect(BotEvaluation(eggsMax: 3).potential(fifty) == .init(chain: 1, eggs: 3))
+    }
+
+    @Test("building under tsu (one spawn column) only raises the spawn column's limits to 10; under sfe they stay 9")
+    func oneSpawnColumn() {
+        var tsu = BotEvaluation(eggsMax: 3, rules: .tsu)
+        #expect(tsu.dangerFrom == 9 && tsu.spawnFire == 9)
+        let quick = tsu
+        tsu.building = true
+        #expect(tsu.dangerFrom == 10 && tsu.spawnFire == 10)
+        // No value by steps, no surface, no pair-sized trigger: a low board scores as before.
+        let middle = stacked(stacked(Board(), column: 2, count: 2), column: 3, count: 2)
+        #expect(tsu.score(threeChainBoard) == quick.score(threeChainBoard))
+        #expect(tsu.score(middle) == quick.score(middle))
+        // Its spawn column at 9 costs nothing building, 900 otherwise.
+        let tall = stacked(Board(), column: 2, count: 9)
+        #expect(tsu.score(tall) - quick.score(tall) == 900)
+        var sfe = BotEvaluation(eggsMax: 3)
+        sfe.building = true
+        #expect(sfe.dangerFrom == 9 && sfe.spawnFire == 9)
     }
 }
