@@ -15,9 +15,13 @@ struct BotEvaluation {
     let weights: Weights
     /// Judging for the longest chain (``Building``): set by insane while nothing presses it.
     var building = false
-    /// Whether ``building`` follows `sfe`'s two spawn columns (the value by steps, the U-shaped
-    /// surface, the pair-sized trigger) rather than `tsu`'s one (a spawn column a row higher).
-    private var buildsAroundTwoSpawns: Bool { building && simulator.spawnColumns.low != simulator.spawnColumns.high }
+    /// Whether the rules have two spawn columns (`sfe`) rather than one (`tsu`).
+    private var twoSpawnColumns: Bool { simulator.spawnColumns.low != simulator.spawnColumns.high }
+    /// Building around `sfe`'s two spawn columns: the value by steps, the U-shaped surface, the
+    /// pair-sized trigger.
+    private var buildsAroundTwoSpawns: Bool { building && twoSpawnColumns }
+    /// Building around `tsu`'s one spawn column: its limits a row higher.
+    private var buildsAroundOneSpawn: Bool { building && !twoSpawnColumns }
     let build = Building()
     /// The rules the virtual drops are played out by (the match's rule set).
     var simulator: BotSimulator
@@ -171,12 +175,12 @@ struct BotEvaluation {
 
     /// The spawn columns' height from which they cost (squared, by ``Weights/dangerWeight``).
     var dangerFrom: Int {
-        building && !buildsAroundTwoSpawns ? build.oneSpawnColumnHeight : weights.dangerFrom
+        buildsAroundOneSpawn ? build.oneSpawnColumnHeight : weights.dangerFrom
     }
 
     /// The spawn columns' height (before the placement) from which any chain is fired.
     var spawnFire: Int {
-        building && !buildsAroundTwoSpawns ? build.oneSpawnColumnHeight : weights.spawnFire
+        buildsAroundOneSpawn ? build.oneSpawnColumnHeight : weights.spawnFire
     }
 
     /// ``Building/surface`` per egg of height the columns stand away from the U-shaped surface
