@@ -78,8 +78,8 @@ struct BotBuildingTests {
         var building = BotEvaluation(eggsMax: 3)
         building.building = true
         #expect(building.score(sides) > building.score(middle))
-        // An empty board: each column stands its offset away from the U (3, 1, 2, 2, 1, 3).
-        #expect(building.surfaceCost(Board(), heights: 0) == (3 + 1 + 2 + 2 + 1 + 3) * 40)
+        // An empty board: each column stands its offset away from the U (3, 2, 2, 2, 2, 3).
+        #expect(building.surfaceCost(Board(), heights: 0) == (3 + 2 + 2 + 2 + 2 + 3) * 45)
     }
 
     @Test("building, from 50 eggs on the board only a trigger one pair can lay counts")
