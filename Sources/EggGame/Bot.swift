@@ -390,14 +390,8 @@ public struct Bot: Sendable {
                 pair = lower
                 fallen += 1
             }
-            let next: LivePair?
-            switch move {
-            case .rotateCW, .rotateCCW: next = pair.rotated(clockwise: move == .rotateCW, on: board, rules: rules)
-            case .left, .right: next = pair.moved(columns: move == .right ? 1 : -1, on: board, rules: rules)
-            case .down, .hardDrop: next = pair
-            }
-            guard let next else { return false }
-            pair = next
+            guard let next = pair.applying(move, on: board, rules: rules) else { return false }
+            pair = next.pair
         }
         return isAtTarget()
     }
@@ -432,13 +426,8 @@ public struct Bot: Sendable {
         var rests = 0
         func step(_ move: Move) -> Bool {
             if !moves.isEmpty && pair.isResting(on: board) { rests += 1 }
-            let next: LivePair?
-            switch move {
-            case .rotateCW, .rotateCCW: next = pair.rotated(clockwise: move == .rotateCW, on: board, rules: rules)
-            default: next = pair.moved(columns: move == .right ? 1 : -1, on: board, rules: rules)
-            }
-            guard let next else { return false }
-            pair = next
+            guard let next = pair.applying(move, on: board, rules: rules) else { return false }
+            pair = next.pair
             moves.append(move)
             return true
         }

@@ -160,6 +160,23 @@ public struct LivePair: Sendable, Hashable {
         }
     }
 
+    /// The pair after a turn or a shift (``Move/left``, ``Move/right``, ``Move/rotateCW``,
+    /// ``Move/rotateCCW``) as the grid applies it, or nil when refused (and for the other moves).
+    /// `moved` is false for a refused first press in a one-column shaft, which only arms the
+    /// quick turn; any move that goes through disarms it.
+    func applying(_ move: Move, on board: Board, rules: RuleSet) -> (pair: LivePair, moved: Bool)? {
+        let turned: LivePair?
+        switch move {
+        case .left, .right: turned = moved(columns: move == .right ? 1 : -1, on: board, rules: rules)
+        case .rotateCW, .rotateCCW: turned = rotated(clockwise: move == .rotateCW, on: board, rules: rules)
+        case .down, .hardDrop: turned = nil
+        }
+        guard var next = turned else { return nil }
+        let armedOnly = next.quickTurnArmed && !quickTurnArmed
+        if !armedOnly { next.quickTurnArmed = false }
+        return (next, !armedOnly)
+    }
+
     /// `sfe`: no pivot, no kick: the top-right cell of the 2×2 box stays occupied.
     /// Horizontal → vertical ends in the right egg's column; vertical → horizontal ends in the top
     /// egg's row, one column further left.

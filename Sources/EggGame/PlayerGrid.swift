@@ -263,12 +263,11 @@ public struct PlayerGrid: Sendable, Hashable {
 
     private mutating func apply(_ move: Move) -> InputOutcome {
         guard let live = livePair else { return .rejected(.noLivePair) }
-        let next: LivePair?
         switch move {
-        case .left: next = live.moved(columns: -1, on: board, rules: rules)
-        case .right: next = live.moved(columns: 1, on: board, rules: rules)
-        case .rotateCW: next = live.rotated(clockwise: true, on: board, rules: rules)
-        case .rotateCCW: next = live.rotated(clockwise: false, on: board, rules: rules)
+        case .left, .right, .rotateCW, .rotateCCW:
+            guard let next = live.applying(move, on: board, rules: rules) else { return .blocked }
+            livePair = next.pair
+            return next.moved ? .moved : .blocked
         case .down:
             if dropStep(dropping: true) { lockedBeforeTick = true; return .locked }
             livePair?.quickTurnArmed = false
@@ -278,11 +277,6 @@ public struct PlayerGrid: Sendable, Hashable {
             lockedBeforeTick = true
             return .locked
         }
-        guard var next else { return .blocked }
-        let armedOnly = next.quickTurnArmed && !live.quickTurnArmed
-        if !armedOnly { next.quickTurnArmed = false }
-        livePair = next
-        return armedOnly ? .blocked : .moved
     }
 
     /// One half-cell step of the live pair: an egg resting on a non-falling egg (or the floor)
