@@ -176,20 +176,11 @@ struct BotChainTests {
         #expect(onlyFromSpawn > 0)
     }
 
-    /// A board with the given column heights whose eggs have no same-colour neighbour.
-    private static func stacked(_ heights: [Int]) -> Board {
-        var board = Board()
-        for (column, height) in heights.enumerated() {
-            for y in 0..<height { board.setCode(column: column, y: y, code: UInt8(1 + (column + 2 * y) % 4)) }
-        }
-        return board
-    }
-
     @Test("when every placement reachable with a margin tops out, the bot takes one it can reach from the spawn as it is")
     func reachesPastTallColumnsRatherThanTopOut() {
         // tsu: column 2 (the pivot's spawn column) at 10, its neighbours at 11. A pair lowered by
         // gravity could no longer pass them; from the spawn row it still can.
-        let board = Self.stacked([11, 11, 10, 11, 10, 12])
+        let board = stackedBoard([11, 11, 10, 11, 10, 12])
         let pair = EggPair(pivot: .red, child: .green)
         let simulator = BotSimulator(rules: .tsu)
         let spawned = LivePair(spawning: pair, rules: .tsu)

@@ -5,18 +5,9 @@ import Testing
 /// played out as it falls), and with a margin of a cell at the other levels.
 @Suite("bots judge reachability by the grid's gravity")
 struct BotGravityTests {
-    /// A settled board of the given column heights whose eggs have no same-colour neighbour.
-    private static func stacked(_ heights: [Int]) -> Board {
-        var board = Board()
-        for (column, height) in heights.enumerated() {
-            for y in 0..<height { board.setCode(column: column, y: y, code: UInt8(1 + (column + 2 * y) % 4)) }
-        }
-        return board
-    }
-
     /// `sfe`: the right spawn column (3) holds 10 eggs, three reds wait in column 5.
     private static let tallSpawnColumn: Board = {
-        var board = stacked([0, 0, 0, 10, 0, 0])
+        var board = stackedBoard([0, 0, 0, 10, 0, 0])
         for y in 0..<3 { board.setCode(column: 5, y: y, code: Cell.egg(.red).code) }
         return board
     }()
@@ -101,7 +92,7 @@ struct BotGravityTests {
             let simulator = BotSimulator(rules: rules)
             for _ in 0..<200 {
                 let heights = (0..<Board.columnsCount).map { _ in random.nextInt(below: 12) }
-                let board = Self.stacked(heights)
+                let board = stackedBoard(heights)
                 guard !board.isSpawnBlocked(rules: rules) else { continue }
                 let pair = EggPair(pivot: EggColor(rawValue: UInt8(random.nextInt(below: 4)))!,
                                    child: EggColor(rawValue: UInt8(random.nextInt(below: 4)))!)
