@@ -9,11 +9,12 @@ public struct MatchPeer: Sendable {
     public let config: MatchPeerConfig
     let votes: VoteSource
 
+    /// Where this peer stands in the room, with that phase's data (`MatchPeer+Phase.swift`).
+    var phase: Phase = .unsynced(buffered: [])
+
     // Membership and late-join sync.
     public private(set) var view: MembershipView?
-    public private(set) var isSynced = false
     var syncedMembers: Set<PeerID> = []
-    private(set) var buffered: [Delivery] = []
     /// Members that (re)joined with no state and whose first `hello` since has not been
     /// delivered. Everything before it in their stream was sent by an earlier life of that
     /// stream (a survivor of a restart or a partition keeps playing its old game while cut off,
@@ -24,10 +25,9 @@ public struct MatchPeer: Sendable {
     static let bufferedMax = 1 << 16
 
     // Replicated room state.
-    public private(set) var lobby: [PeerID: Hello] = [:]
+    public internal(set) var lobby: [PeerID: Hello] = [:]
     public internal(set) var matchRound: UInt32 = 0
     public internal(set) var nextGame: UInt32 = 0
-    public internal(set) var match: MatchState?
     var startVotes: [UInt32: OneShotVote<StartVote>] = [:]
     /// The room's settings and ready marks (`RoomLobby.swift`), and this peer's start timers.
     var room = RoomLobby()
@@ -44,10 +44,9 @@ public struct MatchPeer: Sendable {
     // This peer's own side.
     var myStart: [UInt32: StartVote] = [:]
     var votedUpTo: [UInt32: UInt32] = [:]
-    public internal(set) var owner: OwnerState?
 
     // Outputs.
-    private(set) var outbox: Deque<[UInt8]> = []
+    internal(set) var outbox: Deque<[UInt8]> = []
     private(set) var events: Deque<MatchEvent> = []
     public internal(set) var stats = MatchStats()
     /// Every decided egg value of every game this peer saw decided, in order (for replay output).
@@ -130,10 +129,8 @@ public struct MatchPeer: Sendable {
                 settled = deliver(delivery)
             } else if case .snapshot(let snapshot)? = MatchMessage.decode(delivery.payload), snapshot.view == view?.id {
                 adopt(snapshot)
-            } else if buffered.count < Self.bufferedMax {
-                buffered.append(delivery)
             } else {
-                stats.ignoredMessages += 1
+                buffer(delivery)
             }
         case .viewAbandoned:
             abandonView()
@@ -152,14 +149,12 @@ public struct MatchPeer: Sendable {
             // Only this peer's side ends: the others decide the match without it.
             emit(.matchOver(winner: nil, wins: m.wins))
         }
-        if isSynced { resetToEmpty() }
+        becomeUnsynced()
         stats.staleUnsent += pendingSendCount
         outbox.removeAll()
         view = nil
-        isSynced = false
         syncedMembers = []
         unheard = []
-        buffered.removeAll()
         emit(.lobbyChanged)
     }
 
@@ -197,9 +192,7 @@ public struct MatchPeer: Sendable {
         emit(.viewChanged(newView))
         let isJoiner = newView.joined.contains(config.id) || !isSynced
         if isJoiner {
-            if isSynced { resetToEmpty() }
-            isSynced = false
-            buffered.removeAll()
+            becomeUnsynced()
             // Who holds room state for this view: for a peer new to it (its first view, or a
             // group of its own merged into another), every member not new to the view; for a
             // member still waiting for a snapshot, the members it knew to be synced. A peer that
@@ -214,7 +207,7 @@ public struct MatchPeer: Sendable {
                 // Nobody has state: everyone in this view starts from the empty lobby, with game
                 // numbers no earlier room state used (see `firstGame(of:)`).
                 nextGame = Self.firstGame(of: newView)
-                isSynced = true
+                _ = enterLobby()
                 syncedMembers = Set(newView.members)
                 emit(.synced(fromSnapshot: false))
                 // A peer new in this view takes this one (not new here) for a synced member and
@@ -247,12 +240,12 @@ public struct MatchPeer: Sendable {
     /// Re-evaluates every open vote with the view's members; with `reset`, drops undecided votes.
     private mutating func applyView(_ newView: MembershipView, reset: Bool) {
         let members = newView.members
-        for gone in newView.departed where match?.players.contains(gone) == true { match!.leftDuringGame.insert(gone) }
+        for gone in newView.departed where match?.players.contains(gone) == true { match?.leftDuringGame.insert(gone) }
         lobby = lobby.filter { members.contains($0.key) }
         room.keepMembers(members)
-        for key in startVotes.keys.sorted() { startVotes[key]!.install(members: members, reset: false) }
+        for key in startVotes.keys.sorted() { startVotes[key]?.install(members: members, reset: false) }
         for game in rounds.keys.sorted() {
-            let decided = rounds[game]!.install(members: members, resetPending: false)
+            let decided = rounds[game]?.install(members: members, resetPending: false) ?? 0..<0
             noteDecided(game: game, decided)
         }
         match?.gameOver.install(members: members, reset: false)
@@ -261,8 +254,8 @@ public struct MatchPeer: Sendable {
         processDecisions()
         flagGarbageOverdraws()
         guard reset else { return }
-        for key in startVotes.keys.sorted() { startVotes[key]!.install(members: members, reset: true) }
-        for game in rounds.keys.sorted() { _ = rounds[game]!.install(members: members, resetPending: true) }
+        for key in startVotes.keys.sorted() { startVotes[key]?.install(members: members, reset: true) }
+        for game in rounds.keys.sorted() { _ = rounds[game]?.install(members: members, resetPending: true) }
         match?.gameOver.install(members: members, reset: true)
         futureGameOver = [:]
         for game in votedUpTo.keys { votedUpTo[game] = rounds[game]?.frontier ?? 0 }
@@ -296,30 +289,11 @@ public struct MatchPeer: Sendable {
         }
     }
 
-    private mutating func resetToEmpty() {
-        // Own payloads not handed to the driver yet are about the state dropped here.
-        stats.staleUnsent += pendingSendCount
-        outbox.removeAll()
-        lobby = [:]
-        matchRound = 0
-        nextGame = 0
-        match = nil
-        startVotes = [:]
-        room = RoomLobby()
-        lobbyTimers = LobbyTimers()
-        rounds = [:]
-        futureItems = [:]
-        futureGameOver = [:]
-        myStart = [:]
-        votedUpTo = [:]
-        owner = nil
-    }
-
     // MARK: - Snapshots
 
     private func makeSnapshot(viewID: UInt64) -> Snapshot {
-        let entries = lobby.keys.sorted().prefix(Snapshot.lobbyEntriesMax).map { peer in
-            LobbyEntry(peer: peer, name: lobby[peer]!.name, role: lobby[peer]!.role)
+        let entries = lobby.sorted { $0.key < $1.key }.prefix(Snapshot.lobbyEntriesMax).map { peer, hello in
+            LobbyEntry(peer: peer, name: hello.name, role: hello.role)
         }
         var snapshot = Snapshot(view: viewID, matchRound: matchRound, nextGame: nextGame, lobby: Array(entries), match: nil,
                                 room: room.snapshot(match: matchRound))
@@ -344,16 +318,18 @@ public struct MatchPeer: Sendable {
         matchRound = snapshot.matchRound
         nextGame = snapshot.nextGame
         if let r = snapshot.room { room = RoomLobby(r, match: matchRound) }
+        let pending: [Delivery]
         if let m = snapshot.match {
             var state = MatchState(settings: m.settings, players: m.players,
                                    wins: Dictionary(uniqueKeysWithValues: zip(m.players, m.wins)),
                                    game: m.game, mirrored: false)
             state.spawnedBase = Dictionary(uniqueKeysWithValues: zip(m.players, m.pairsSpawned.map { Int($0) }))
-            match = state
+            pending = startPlaying(state)
             rounds[m.game] = EggRounds(game: m.game, members: view.members, frontier: m.frontier)
             votedUpTo[m.game] = m.frontier
+        } else {
+            pending = enterLobby()
         }
-        isSynced = true
         syncedMembers = Set(view.members)
         emit(.synced(fromSnapshot: true))
         emit(.lobbyChanged)
@@ -362,12 +338,10 @@ public struct MatchPeer: Sendable {
         voteAhead()
         if let vote = myStart[matchRound] {
             send(.startProposal(match: matchRound, settings: vote.settings, wantsToPlay: vote.wantsToPlay))
-        } else if match == nil, !(room.goSenders[matchRound] ?? []).isEmpty {
+        } else if isInLobby, !(room.goSenders[matchRound] ?? []).isEmpty {
             // The start was under way when this peer joined: it votes like everyone else.
             voteStartFromMark()
         }
-        let pending = buffered
-        buffered = []
         for delivery in pending { _ = deliver(delivery) }
     }
 
@@ -412,7 +386,7 @@ public struct MatchPeer: Sendable {
         case .clock(let game, let tick):
             receiveStream(from: from, game: game, items: [.clock(tick: tick)])
         case .snapshot(let snapshot):
-            if snapshot.view == view?.id { syncedMembers = Set(view!.members) }
+            if let view, snapshot.view == view.id { syncedMembers = Set(view.members) }
         case .leave:
             break
         case .roomSettings, .ready, .unready, .go:
@@ -433,7 +407,7 @@ public struct MatchPeer: Sendable {
     /// In the lobby: `nextGame` and the one after. At most three namespaces are ever held.
     func acceptsVotes(_ game: UInt32) -> Bool {
         let first = match?.game ?? nextGame
-        return game &- first <= (match == nil ? 1 : 2)
+        return game &- first <= (isPlaying ? 2 : 1)
     }
 
     /// A game that has not begun yet: its decisions are held back from events and the decisions
@@ -445,8 +419,8 @@ public struct MatchPeer: Sendable {
             stats.ignoredMessages += 1
             return
         }
-        if rounds[game] == nil { rounds[game] = EggRounds(game: game, members: members) }
-        let (outcome, decided) = rounds[game]!.receive(from: from, firstRound: firstRound, values: values)
+        let (outcome, decided) = rounds[game, default: EggRounds(game: game, members: members)]
+            .receive(from: from, firstRound: firstRound, values: values)
         switch outcome {
         case .accepted(_, let duplicates): stats.duplicateVotes += duplicates
         case .duplicate: stats.duplicateVotes += values.count
@@ -479,10 +453,10 @@ public struct MatchPeer: Sendable {
             stats.ignoredMessages += 1
             return
         }
-        if match != nil && game == match!.game {
-            if !match!.gameOver.receive(from: from, value: winner, members: members) { stats.duplicateVotes += 1 }
-            if !match!.mirrored && match!.myGameOverVote == .notCast {
-                match!.myGameOverVote = .cast(winner: nil)
+        if match?.game == game {
+            if match?.gameOver.receive(from: from, value: winner, members: members) == false { stats.duplicateVotes += 1 }
+            if match?.mirrored == false && match?.myGameOverVote == .notCast {
+                match?.myGameOverVote = .cast(winner: nil)
                 send(.gameOverVote(game: game, winner: nil))
             }
         } else if game == nextGame, futureGameOver[from] == nil {
@@ -497,29 +471,9 @@ public struct MatchPeer: Sendable {
             stats.ignoredMessages += 1
             return
         }
-        // No copy of the match is held here: one would make the append below copy the mirrors'
-        // storage (copy on write) on every message.
         if match?.game == game {
-            // A player that left the view during this game is out of it for good. Its stream was
-            // cut at the departure; what it sends after coming back (a healed partition delivers
-            // the sends it queued while blocked) does not continue the cut stream.
-            guard !match!.leftDuringGame.contains(from) else {
-                stats.ignoredMessages += 1
-                return
-            }
-            // Read in place (`mirrors[from]` would copy the mirror, twice a message).
-            guard match!.mirrored, let queued = match!.readMirror(from, { $0.queue.count }) else {
-                guard match!.players.contains(from) else { stats.ignoredMessages += 1; return }
-                // Not mirrored (joined mid-game): count spawns only, to vote far enough ahead.
-                let spawns = items.filter { $0 == .input(.spawn) }.count
-                match!.spawnedBase[from, default: 0] += spawns
-                return
-            }
-            guard queued + items.count <= PlayerMirror.queueMax else {
-                stats.ignoredMessages += 1
-                return
-            }
-            match!.mirrors[from]!.queue.append(contentsOf: items)
+            // Changed in place (`MatchState.receive`): no copy of the match or a mirror is held.
+            if match?.receive(items, from: from) == false { stats.ignoredMessages += 1 }
         } else if futureItems[from, default: []].count + items.count <= PlayerMirror.queueMax {
             futureItems[from, default: []].append(contentsOf: items)
         }

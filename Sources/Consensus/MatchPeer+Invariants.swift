@@ -7,28 +7,30 @@ extension MatchPeer {
     /// proportional to players and namespaces, never to queue lengths.
     func checkInvariants() {
         precondition(events.count <= config.eventsMax, "at most eventsMax events wait")
-        precondition(buffered.count <= Self.bufferedMax, "at most bufferedMax deliveries wait for a snapshot")
-        precondition(!isSynced || buffered.isEmpty, "a synced peer buffers nothing")
-        if !isSynced {
-            precondition(match == nil && owner == nil, "a peer without the room's state has no match")
+        switch phase {
+        case .unsynced(let held):
+            precondition(held.count <= Self.bufferedMax, "at most bufferedMax deliveries wait for a snapshot")
+        case .lobby:
+            break
+        case .playing(let m, let o):
+            checkMatchInvariants(m)
+            if let o {
+                precondition(config.role == .player, "only a player owns a grid")
+                precondition(m.game == o.game, "the owned grid is of the current game")
+                precondition(m.players.contains(config.id), "only a player of the match owns a grid")
+                precondition(o.inputsMade >= o.grid.pairsSpawned, "every spawn is an input of the stream")
+            }
         }
-        if view != nil {
+        if let view {
             // Membership by `contains` on the view's few members: no set is built per call, and
             // no copy of the view is taken (loops, not closures holding the member list).
-            for peer in syncedMembers { precondition(view!.members.contains(peer), "synced members are members") }
-            for peer in unheard { precondition(view!.members.contains(peer), "members awaited for a hello are members") }
+            for peer in syncedMembers { precondition(view.members.contains(peer), "synced members are members") }
+            for peer in unheard { precondition(view.members.contains(peer), "members awaited for a hello are members") }
         }
         precondition(rounds.count <= 3, "at most three egg-round namespaces are held")
         for (game, r) in rounds { precondition(r.game == game, "a namespace is filed under its game") }
         for (game, upTo) in votedUpTo {
             precondition(upTo <= EggRounds.roundsMax, "votes stay within roundsMax (game \(game))")
-        }
-        if match != nil { checkMatchInvariants(match!) }
-        if let o = owner {
-            precondition(config.role == .player, "only a player owns a grid")
-            precondition(match?.game == o.game, "the owned grid is of the current game")
-            precondition(match?.players.contains(config.id) == true, "only a player of the match owns a grid")
-            precondition(o.inputsMade >= o.grid.pairsSpawned, "every spawn is an input of the stream")
         }
     }
 

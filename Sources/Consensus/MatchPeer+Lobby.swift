@@ -50,14 +50,14 @@ extension MatchPeer {
     /// settings and marks no longer change it. (A start vote alone, like a spectator's or a
     /// bot's, starts nothing.)
     public var isStarting: Bool {
-        match == nil && !(room.goSenders[matchRound] ?? []).isEmpty
+        !isPlaying && !(room.goSenders[matchRound] ?? []).isEmpty
     }
 
     /// A player changes the room's settings (before the start). Spectators cannot; ignored while
     /// a match runs or its start is under way. Applied when delivered (to everyone at once).
     public mutating func changeSettings(_ settings: MatchSettings) {
         defer { checkInvariants() }
-        guard settings.isValid, isSynced, config.role == .player, match == nil, myStart[matchRound] == nil,
+        guard settings.isValid, isInLobby, config.role == .player, myStart[matchRound] == nil,
               room.key.version < UInt32.max else { return }
         send(.roomSettings(version: room.key.version + 1, settings: settings))
     }
@@ -75,7 +75,7 @@ extension MatchPeer {
 
     /// Sends this peer's offer, once, if the room's settings are still nobody's.
     mutating func sendOffer() {
-        guard let offer = offeredSettings, room.key == .initial, match == nil else { return }
+        guard let offer = offeredSettings, room.key == .initial, !isPlaying else { return }
         offeredSettings = nil
         send(.roomSettings(version: 0, settings: offer))
     }
@@ -83,7 +83,7 @@ extension MatchPeer {
     /// Marks this peer ready on the room's current settings (a spectator is ready to watch).
     public mutating func markReady(wantsToPlay: Bool = true, now: NetTime) {
         defer { checkInvariants() }
-        guard isSynced, match == nil, myStart[matchRound] == nil else { return }
+        guard isInLobby, myStart[matchRound] == nil else { return }
         send(.ready(match: matchRound, key: room.key, settings: room.settings, wantsToPlay: wantsToPlay && config.role == .player))
         afterInput(now: now)
     }
@@ -91,14 +91,14 @@ extension MatchPeer {
     /// Withdraws this peer's ready mark (cancels a countdown that needed it).
     public mutating func unready(now: NetTime) {
         defer { checkInvariants() }
-        guard isSynced, match == nil, myStart[matchRound] == nil else { return }
+        guard isInLobby, myStart[matchRound] == nil else { return }
         send(.unready(match: matchRound))
         afterInput(now: now)
     }
 
     /// Where the start stands at `now`, `nil` while nothing counts down.
     public func lobbyCountdown(now: NetTime) -> LobbyCountdown? {
-        guard match == nil, isSynced else { return nil }
+        guard isInLobby else { return nil }
         if isStarting { return .starting }
         if let since = lobbyTimers.allReadySince {
             return .allReady(nanoseconds: config.startCountdownNanoseconds &- min(config.startCountdownNanoseconds, now.nanoseconds(since: since)))
@@ -116,7 +116,7 @@ extension MatchPeer {
     /// ``MatchPeerConfig/startAfterFirstReadyNanoseconds``, and no start is under way. The timer
     /// is this peer's own (a renderer shows the key when this is true).
     public func canStartNow(now: NetTime) -> Bool {
-        guard isSynced, match == nil, !isStarting, myStart[matchRound] == nil, config.role == .player,
+        guard isInLobby, !isStarting, myStart[matchRound] == nil, config.role == .player,
               room.current(match: matchRound)[config.id] == true else { return false }
         guard readyMarks.values.filter({ $0 }).count >= 2, let since = lobbyTimers.firstReadySince else { return false }
         return now.nanoseconds(since: since) >= config.startAfterFirstReadyNanoseconds
@@ -153,7 +153,7 @@ extension MatchPeer {
     }
 
     mutating func runLobbyTimers(now: NetTime) {
-        guard isSynced, match == nil, (room.goSenders[matchRound] ?? []).isEmpty else {
+        guard isInLobby, (room.goSenders[matchRound] ?? []).isEmpty else {
             lobbyTimers = LobbyTimers()
             return
         }
@@ -225,7 +225,7 @@ extension MatchPeer {
             guard room.goSenders[round, default: []].count < Snapshot.lobbyEntriesMax * 2 else { return }
             room.goSenders[round, default: []].insert(from)
             emit(.lobbyChanged)
-            if round == matchRound, match == nil, isSynced { voteStartFromMark() }
+            if round == matchRound, isInLobby { voteStartFromMark() }
         default:
             break
         }
@@ -237,7 +237,10 @@ extension MatchPeer {
         let gos = room.goSenders[matchRound] ?? []
         if let leader = votes.filter({ gos.contains($0.0) }).max(by: { $0.0 < $1.0 }) { return leader.1.settings }
         if let player = votes.filter({ $0.1.wantsToPlay }).max(by: { $0.0 < $1.0 }) { return player.1.settings }
-        return votes.first { $0.0 == winner }!.1.settings
+        guard let chosen = votes.first(where: { $0.0 == winner }) else {
+            preconditionFailure("the winner of a decided round voted in it")
+        }
+        return chosen.1.settings
     }
 
     /// A start round was decided: every mark and trigger of it is spent.

@@ -16,9 +16,9 @@ extension MatchPeer {
     /// At a view with members that have no state, during a game: they are watchers of it, and
     /// the picture sender sends them every grid now.
     mutating func noteWatchers(_ unsynced: Set<PeerID>) {
-        guard match != nil, match!.mirrored, !unsynced.isEmpty else { return }
-        match!.watchers.formUnion(unsynced)
-        match!.picturesSent = [:]
+        guard match?.mirrored == true, !unsynced.isEmpty else { return }
+        match?.watchers.formUnion(unsynced)
+        match?.picturesSent = [:]
         sendPicturesIfWatched()
     }
 
@@ -31,7 +31,7 @@ extension MatchPeer {
         guard let m = match, m.mirrored, let members = view?.members else { return }
         let watching = m.watchers.intersection(members)
         guard !watching.isEmpty else {
-            if !m.watchers.isEmpty { match!.watchers = [] }
+            if !m.watchers.isEmpty { match?.watchers = [] }
             return
         }
         guard Set(members).subtracting(m.watchers).max() == config.id else { return }
@@ -39,13 +39,17 @@ extension MatchPeer {
         for player in m.players {
             guard let mirror = m.mirrors[player] else { continue }
             let grid = mirror.grid
-            let sent = m.picturesSent[player]
-            let spawned = sent.map { Int($0.picture.pairs) != grid.pairsSpawned } ?? true
-            guard spawned || grid.ticksPlayed - sent!.tick >= Self.pictureTicks else { continue }
-            let picture = Self.picture(of: player, mirror)
-            guard spawned || picture != sent!.picture else { continue }
+            let picture: GridPicture
+            if let sent = m.picturesSent[player], Int(sent.picture.pairs) == grid.pairsSpawned {
+                // The same pair: a new picture only after `pictureTicks` ticks, and if it differs.
+                guard grid.ticksPlayed - sent.tick >= Self.pictureTicks else { continue }
+                picture = Self.picture(of: player, mirror)
+                guard picture != sent.picture else { continue }
+            } else {
+                picture = Self.picture(of: player, mirror)
+            }
             pictures.append(picture)
-            match!.picturesSent[player] = (picture, grid.ticksPlayed)
+            match?.picturesSent[player] = (picture, grid.ticksPlayed)
         }
         guard !pictures.isEmpty else { return }
         send(.grids(game: m.game, pictures: pictures))
@@ -62,7 +66,7 @@ extension MatchPeer {
         var changed = false
         for picture in pictures where m.players.contains(picture.player) {
             if let held = m.pictures[picture.player], held.pairs > picture.pairs { continue }
-            match!.pictures[picture.player] = picture
+            match?.pictures[picture.player] = picture
             changed = true
         }
         if changed { emit(.lobbyChanged) }

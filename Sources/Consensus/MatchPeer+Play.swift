@@ -14,7 +14,7 @@ extension MatchPeer {
         var settled = settled
         if !settled { settled = processDecisions() }
         // During a match the lobby timers only reset: nothing for a second pass to apply.
-        let inMatch = match != nil
+        let inMatch = isPlaying
         runLobbyTimers(now: now)
         if !(settled && inMatch) { processDecisions() }
         ownerSettle(now: now)
@@ -33,16 +33,15 @@ extension MatchPeer {
         guard isSynced else { return true }
         for _ in 0..<Self.decisionPassesMax {
             var changed = false
-            if match == nil, let result = startVotes[matchRound]?.result {
+            if isInLobby, let result = startVotes[matchRound]?.result {
                 startMatch(votes: result.votes, winner: result.winner)
                 changed = true
             }
-            if match != nil {
+            if isPlaying {
                 drainMirrors()
                 sendPicturesIfWatched()
                 voteGameOverIfSeen()
-                if let result = match!.gameOver.result {
-                    let winner = result.votes.first { $0.0 == result.winner }!.1
+                if let winner = match?.gameOver.decidedValue {
                     finishGame(winner: winner)
                     changed = true
                 }
@@ -70,7 +69,8 @@ extension MatchPeer {
             emit(.startFailed(playersCount: players.count))
             return
         }
-        match = MatchState(settings: settings, players: players, wins: [:], game: nextGame, mirrored: true)
+        let pending = startPlaying(MatchState(settings: settings, players: players, wins: [:], game: nextGame, mirrored: true))
+        precondition(pending.isEmpty, "a synced peer buffers nothing")
         nextGame &+= 1
         emit(.matchStarted(settings: settings, players: players))
         beginGame()
@@ -98,20 +98,20 @@ extension MatchPeer {
             _ = m.gameOver.receive(from: peer, value: winner, members: members)
         }
         futureGameOver = [:]
-        match = m
         // Only the namespaces votes are accepted for now (this game and the next two) stay.
         rounds = rounds.filter { acceptsVotes($0.key) }
         votedUpTo = votedUpTo.filter { acceptsVotes($0.key) }
-        if rounds[m.game] == nil { rounds[m.game] = EggRounds(game: m.game, members: members) }
+        let frontier = rounds[m.game, default: EggRounds(game: m.game, members: members)].frontier
         // Rounds decided while this game was in the future are reported now.
-        noteDecided(game: m.game, 0..<Int(rounds[m.game]!.frontier))
+        noteDecided(game: m.game, 0..<Int(frontier))
+        var mine: OwnerState?
         if config.role == .player, m.players.contains(config.id) {
-            owner = OwnerState(game: m.game, grid: m.settings.startingGrid(garbageSeed: MatchPeer.garbageSeed(game: m.game)),
-                               clock: GravityClock(speed: m.settings.speed, rules: m.settings.ruleSet))
-        } else {
-            owner = nil
+            mine = OwnerState(game: m.game, grid: m.settings.startingGrid(garbageSeed: MatchPeer.garbageSeed(game: m.game)),
+                              clock: GravityClock(speed: m.settings.speed, rules: m.settings.ruleSet))
         }
-        emit(.gameStarted(game: m.game, mirrored: true))
+        let game = m.game
+        playGame(m, owner: mine)
+        emit(.gameStarted(game: game, mirrored: true))
     }
 
     /// The seed of a game's garbage stream (`tsu`'s nuisance columns): from the game number, which
@@ -135,7 +135,7 @@ extension MatchPeer {
             let best = m.wins.values.max() ?? 0
             let leaders = m.wins.filter { $0.value == best && best > 0 }.map(\.key)
             emit(.matchOver(winner: champion ?? (leaders.count == 1 ? leaders[0] : nil), wins: m.wins))
-            match = nil
+            endMatch()
             futureItems = [:]
             futureGameOver = [:]
             rounds = rounds.filter { acceptsVotes($0.key) }
@@ -147,7 +147,7 @@ extension MatchPeer {
         m.leftDuringGame = []
         m.spawnedBase = [:]
         nextGame &+= 1
-        match = m
+        playGame(m, owner: nil)
         beginGame()
     }
 
@@ -167,18 +167,19 @@ extension MatchPeer {
     /// Applies the queued items of `player` that can be applied now; true if any was.
     private mutating func drainOne(_ player: PeerID) -> Bool {
         // Most calls find nothing queued: answered without copying the mirror.
-        guard match!.readMirror(player, { !$0.queue.isEmpty }) == true else { return false }
-        // Taken out of the table while it changes, so its grid and queue are uniquely held and
-        // change in place (no copy on write); put back on every way out.
-        var mirror = match!.mirrors.removeValue(forKey: player)!
-        let game = match!.game
+        guard match?.readMirror(player, { !$0.queue.isEmpty }) == true,
+              let game = match?.game, let settings = match?.settings,
+              // Taken out of the table while it changes, so its grid and queue are uniquely held
+              // and change in place (no copy on write); put back on every way out.
+              var mirror = match?.mirrors.removeValue(forKey: player)
+        else { return false }
         var applied = false
-        defer { match!.mirrors[player] = mirror }
+        defer { match?.mirrors[player] = mirror }
         while let item = mirror.queue.first {
             switch item {
             case .input(.spawn):
                 guard let value = rounds[game]?.value(mirror.grid.pairsSpawned) else { return applied }
-                let pair = EggPair(value: value, colors: match!.settings.colors)
+                let pair = EggPair(value: value, colors: settings.colors)
                 switch mirror.grid.apply(.spawn(pair)) {
                 case .spawned(let sent), .toppedOut(let sent):
                     // Offsetting already cancelled part of it against garbage queued here.
@@ -204,7 +205,7 @@ extension MatchPeer {
                 mirror.garbageLanded += count
                 if !mirror.grid.apply(.landGarbage(count)).isAccepted { stats.ignoredMessages += 1 }
             case .input(.offsetGarbage(let count)):
-                if receiveOffset(count, mirror: &mirror, ruleSet: match!.settings.ruleSet) == .stalled { return applied }
+                if receiveOffset(count, mirror: &mirror, ruleSet: settings.ruleSet) == .stalled { return applied }
             case .checkpoint(let pairs, let hash):
                 verify(mirror.grid, player: player, game: game, pairs: pairs, hash: hash)
             case .clock(let tick):
@@ -245,7 +246,7 @@ extension MatchPeer {
     private mutating func credit(garbage: Int, from sender: PeerID) {
         guard garbage > 0, let players = match?.players else { return }
         for player in players where player != sender {
-            match!.mirrors[player]?.garbageReceived += garbage
+            match?.mirrors[player]?.garbageReceived += garbage
         }
     }
 
@@ -276,7 +277,7 @@ extension MatchPeer {
                   let count = Self.garbageDrawn(by: mirror.queue.first),
                   mirror.garbageLanded + count > mirror.garbageReceived
             else { continue }
-            match!.mirrors[player]!.overdrawReported = true
+            match?.mirrors[player]?.overdrawReported = true
             stats.desyncs += 1
             stats.garbageOverdraws += 1
             var desync = Desync(player: player, game: m.game, pairs: UInt32(mirror.grid.pairsSpawned), ownerHash: 0,
@@ -297,10 +298,10 @@ extension MatchPeer {
 
     /// Votes the winner once the players' streams decide the game (see `gameResult`).
     private mutating func voteGameOverIfSeen() {
-        guard match?.mirrored == true, match?.myGameOverVote == .notCast, let view else { return }
-        guard let winner = Self.gameResult(&match!, view: view) else { return }
-        match!.myGameOverVote = .cast(winner: winner)
-        send(.gameOverVote(game: match!.game, winner: winner))
+        guard match?.mirrored == true, match?.myGameOverVote == .notCast, let view,
+              let game = match?.game, let winner = match?.gameResult(view: view) else { return }
+        match?.myGameOverVote = .cast(winner: winner)
+        send(.gameOverVote(game: game, winner: winner))
     }
 
     // MARK: - Voting ahead
@@ -311,15 +312,15 @@ extension MatchPeer {
     mutating func voteAhead() {
         guard isSynced, view?.contains(config.id) ?? false else { return }
         let lookahead = min(Int(EggRounds.roundsMax), config.lookaheadRounds)
-        if let game = match?.game, rounds[game] != nil {
+        if let game = match?.game, let frontier = rounds[game]?.frontier {
             var spawned = owner?.grid.pairsSpawned ?? 0
-            for player in match!.players {
+            for player in match?.players ?? [] {
                 // In place: `pairsSpawned(_:)` would copy the mirror.
-                let pairs = match!.readMirror(player) { $0.grid.pairsSpawned } ?? match!.spawnedBase[player] ?? 0
+                let pairs = match?.readMirror(player) { $0.grid.pairsSpawned } ?? match?.spawnedBase[player] ?? 0
                 spawned = max(spawned, pairs)
             }
             let target = min(Int(EggRounds.roundsMax), spawned + lookahead)
-            voteRounds(game: game, upTo: UInt32(target), from: votedUpTo[game] ?? rounds[game]!.frontier)
+            voteRounds(game: game, upTo: UInt32(target), from: votedUpTo[game] ?? frontier)
         }
         voteRounds(game: nextGame, upTo: UInt32(lookahead), from: votedUpTo[nextGame] ?? rounds[nextGame]?.frontier ?? 0)
     }
@@ -366,26 +367,22 @@ extension MatchPeer {
     /// and the next spawn when the pair has settled. Sends the tick's inputs as one message.
     public mutating func tick(now: NetTime, softDrop: Bool = false) {
         defer { checkInvariants() }
-        if match == nil { runLobbyTimers(now: now) }
-        guard isSynced, var o = owner, !o.isOut else { return }
+        if !isPlaying { runLobbyTimers(now: now) }
+        guard isSynced, owner?.isOut == false else { return }
         guard !isSendBackpressured else {
             stats.backpressureHolds += 1
             return
         }
-        o.ticks &+= 1
-        owner = o
-        if o.grid.state == .live, owner!.clock.tick(softDrop: softDrop) {
+        owner?.ticks &+= 1
+        if owner?.grid.state == .live, owner?.clock.tick(softDrop: softDrop) == true {
             applyOwner(.move(.down))
         }
-        if owner!.grid.state == .live || owner!.grid.state == .resolving {
+        if let state = owner?.grid.state, state == .live || state == .resolving {
             applyOwner(.ticks(1))
         }
         ownerSettle(now: now)
         voteAhead()
-        if owner!.unsentInputs.contains(where: { if case .ticks = $0 { return false } else { return true } })
-            || owner!.unsentInputs.count > 1 || owner!.pendingTicks >= MatchPeer.ticksFlushedAtMost {
-            flushOwner()
-        }
+        if owner?.isFlushDue == true { flushOwner() }
         publishAliveClock()
     }
 
@@ -393,7 +390,7 @@ extension MatchPeer {
     @discardableResult
     public mutating func applyLocal(_ move: Move, now: NetTime) -> InputOutcome? {
         defer { checkInvariants() }
-        guard isSynced, owner != nil, owner!.grid.state == .live else { return nil }
+        guard isSynced, owner?.grid.state == .live else { return nil }
         guard !isSendBackpressured else {
             stats.backpressureHolds += 1
             return nil
@@ -417,20 +414,20 @@ extension MatchPeer {
         case .ticks(let count): gridInput = .ticks(count)
         case .spawn, .offsetGarbage: preconditionFailure("spawns and offsets go through ownerSettle")
         }
-        let wasLive = owner!.grid.state == .live
+        let wasLive = owner?.grid.state == .live
         if wasLive {
             // Garbage is accepted while the pair is live; it lands after the pair and its chain.
-            owner!.garbageAccepted = max(0, (match?.mirrors[config.id]?.garbageReceived ?? 0) - owner!.garbageLanded)
+            let me = config.id
+            let received = match?.readMirror(me) { $0.garbageReceived } ?? 0
+            let landed = owner?.garbageLanded ?? 0
+            owner?.garbageAccepted = max(0, received - landed)
         }
-        let outcome = owner!.grid.apply(gridInput)
+        guard let outcome = owner?.grid.apply(gridInput) else {
+            preconditionFailure("only a peer that owns a grid applies its inputs")
+        }
         guard outcome.isAccepted else { return outcome }
-        if case .ticks(let count) = input, case .ticks(let before)? = owner!.unsentInputs.last,
-           before + count <= MatchMessage.ticksPerItemMax {
-            owner!.unsentInputs[owner!.unsentInputs.count - 1] = .ticks(before + count)
-        } else {
-            owner!.unsentInputs.append(input)
-        }
-        if wasLive && owner!.grid.state != .live { owner!.checkpointDue = true }
+        owner?.queueUnsent(input)
+        if wasLive && owner?.grid.state != .live { owner?.checkpointDue = true }
         return outcome
     }
 
@@ -478,7 +475,8 @@ extension MatchPeer {
         if o.checkpointDue {
             owner = o
             flushOwner()
-            o = owner!
+            guard let flushed = owner else { preconditionFailure("flushing keeps the owned grid") }
+            o = flushed
             send(.checkpoint(game: o.game, pairs: UInt32(o.grid.pairsSpawned), hash: o.grid.stableHash))
             o.checkpointDue = false
         }
@@ -503,8 +501,8 @@ extension MatchPeer {
             send(.inputs(game: o.game, items: Array(o.unsentInputs[start..<end])))
             start = end
         }
-        owner!.inputsMade += o.unsentInputs.count
-        owner!.unsentInputs = []
+        owner?.inputsMade += o.unsentInputs.count
+        owner?.unsentInputs = []
     }
 }
 

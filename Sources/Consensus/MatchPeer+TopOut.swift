@@ -10,19 +10,19 @@ import PeerNet
 /// to receive them, nor of peer IDs:
 /// - the player who stays in longest by its own clock wins;
 /// - players topping out on the same tick of their clocks, with nobody left after them, draw the
-///   game (it does not count, and is played again), as in a ``EggGame/LocalMatch``.
+///   game (it does not count, and is played again), as in a ``EggBot/LocalMatch``.
 /// Players who left the view (or are out of this game) do not take part.
-extension MatchPeer {
+extension MatchState {
     /// The winner (`.some(nil)`: a draw) once the streams decide the game; `nil` while undecided.
-    /// `m` is only read (`inout` so that its mirrors are read in place, see `readMirror`).
-    static func gameResult(_ m: inout MatchState, view: MembershipView) -> PeerID?? {
+    /// Only reads (`mutating` so that its mirrors are read in place, see `readMirror`).
+    mutating func gameResult(view: MembershipView) -> PeerID?? {
         // One pass without allocating: this runs after every delivered message.
         var playing = 0, live = 0, atLatest = 0
         var first: PeerID?, survivor: PeerID?, lastToppedOut: PeerID?
         var latest: UInt32?
         var tickUnknown = false
-        for player in m.players where view.contains(player) && !m.leftDuringGame.contains(player) {
-            guard let (toppedOut, toppedOutTick) = m.readMirror(player, { ($0.isToppedOut, $0.toppedOutTick) }) else { continue }
+        for player in players where view.contains(player) && !leftDuringGame.contains(player) {
+            guard let (toppedOut, toppedOutTick) = readMirror(player, { ($0.isToppedOut, $0.toppedOutTick) }) else { continue }
             playing += 1
             if first == nil { first = player }
             guard toppedOut else {
@@ -47,12 +47,15 @@ extension MatchPeer {
         guard !tickUnknown, live <= 1, let latest else { return nil }
         if let survivor {
             // The survivor wins once its stream shows it alive after the last top-out.
-            guard let clock = m.readMirror(survivor, { $0.clock }) ?? nil, clock > latest else { return nil }
+            guard let clock = readMirror(survivor, { $0.clock }) ?? nil, clock > latest else { return nil }
             return .some(survivor)
         }
         return .some(atLatest == 1 ? lastToppedOut : nil)
     }
 
+}
+
+extension MatchPeer {
     /// A clock item of a mirror's stream. Clocks never go back: a lower one counts as ignored
     /// and the mirror keeps the higher one (a top-out tick is never before an "alive" tick).
     mutating func receiveClock(_ tick: UInt32, mirror: inout PlayerMirror) {
@@ -69,8 +72,8 @@ extension MatchPeer {
     mutating func publishTopOutClock() {
         guard let o = owner, o.topOutClockDue else { return }
         send(.clock(game: o.game, tick: o.ticks))
-        owner!.topOutClockDue = false
-        owner!.clockSent = o.ticks
+        owner?.topOutClockDue = false
+        owner?.clockSent = o.ticks
     }
 
     /// While the local player still plays: once a rival's top-out tick is known and this clock
@@ -83,6 +86,6 @@ extension MatchPeer {
         }
         guard let latest, o.ticks > latest, o.clockSent.map({ $0 <= latest }) ?? true else { return }
         send(.clock(game: o.game, tick: o.ticks))
-        owner!.clockSent = o.ticks
+        owner?.clockSent = o.ticks
     }
 }

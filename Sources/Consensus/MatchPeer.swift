@@ -236,6 +236,26 @@ public struct MatchState: Sendable {
     var watchers: Set<PeerID> = []
     var picturesSent: [PeerID: (picture: GridPicture, tick: Int)] = [:]
 
+    /// Queues items of `from`'s stream of this game on its mirror, in place.
+    /// - Returns: false when they are not taken: `from` left during the game, is no player, or
+    ///   its queue would pass ``PlayerMirror/queueMax``.
+    mutating func receive(_ items: [StreamItem], from: PeerID) -> Bool {
+        // A player that left the view during this game is out of it for good. Its stream was
+        // cut at the departure; what it sends after coming back (a healed partition delivers
+        // the sends it queued while blocked) does not continue the cut stream.
+        guard !leftDuringGame.contains(from) else { return false }
+        // By index: read and changed in place (`mirrors[from]` would copy the mirror).
+        guard mirrored, let index = mirrors.index(forKey: from) else {
+            guard players.contains(from) else { return false }
+            // Not mirrored (joined mid-game): count spawns only, to vote far enough ahead.
+            spawnedBase[from, default: 0] += items.filter { $0 == .input(.spawn) }.count
+            return true
+        }
+        guard mirrors.values[index].queue.count + items.count <= PlayerMirror.queueMax else { return false }
+        mirrors.values[index].queue.append(contentsOf: items)
+        return true
+    }
+
     func pairsSpawned(_ player: PeerID) -> Int {
         mirrors[player].map { $0.grid.pairsSpawned } ?? spawnedBase[player] ?? 0
     }
@@ -264,6 +284,24 @@ public struct OwnerState: Sendable {
         if case .ticks(let count)? = unsentInputs.last { return count }
         return 0
     }
+    /// Whether the gathered inputs go out now: anything but ticks, more than one item, or
+    /// ``MatchPeer/ticksFlushedAtMost`` ticks waiting.
+    var isFlushDue: Bool {
+        unsentInputs.contains { if case .ticks = $0 { false } else { true } }
+            || unsentInputs.count > 1 || pendingTicks >= MatchPeer.ticksFlushedAtMost
+    }
+
+    /// Adds an input applied to `grid` to those not sent yet (tick counts add up in one item,
+    /// up to ``MatchMessage/ticksPerItemMax``).
+    mutating func queueUnsent(_ input: StreamInput) {
+        if case .ticks(let count) = input, case .ticks(let before)? = unsentInputs.last,
+           before + count <= MatchMessage.ticksPerItemMax {
+            unsentInputs[unsentInputs.count - 1] = .ticks(before + count)
+        } else {
+            unsentInputs.append(input)
+        }
+    }
+
     /// Items sent in this game's stream so far (spawns, moves, garbage landings, tick counts).
     public internal(set) var inputsMade = 0
     /// Garbage landed on this player, or cancelled by its offsetting.

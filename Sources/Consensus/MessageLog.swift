@@ -440,8 +440,8 @@ public struct ReplayReport: Sendable {
     public var json: String {
         var pairs: [(String, JSONValue)] = [
             ("ok", .bool(ok)), ("messages", .int(Int64(messages))), ("checkpoints", .int(Int64(checkpoints))),
-            ("players", .object(players.keys.sorted().map { id in
-                (id.hex, .object([("pairs", .int(Int64(players[id]!.pairs))), ("hash", .string(hex16(players[id]!.hash)))]))
+            ("players", .object(players.sorted { $0.key < $1.key }.map { id, last in
+                (id.hex, .object([("pairs", .int(Int64(last.pairs))), ("hash", .string(hex16(last.hash)))]))
             })),
             ("rounds", .int(Int64(rounds))), ("decisions", .array(decisions.map { .string(hex16($0)) })),
         ]
@@ -511,8 +511,10 @@ public struct Replay {
                 peer = replica
             case .event(let event, let at, _):
                 if case .delivered = event { messages += 1 }
-                peer!.handle(event, now: NetTime(nanoseconds: UInt64(max(0, at)) &* 1_000))
-                peer!.drainOutputs { if case .desync(let d) = $0 { desyncs.append(d) } }
+                // The reader yields the header before any event (`sawHeader`), so the replica exists.
+                precondition(peer != nil, "a log's events follow its header")
+                peer?.handle(event, now: NetTime(nanoseconds: UInt64(max(0, at)) &* 1_000))
+                peer?.drainOutputs { if case .desync(let d) = $0 { desyncs.append(d) } }
             }
         }
     }

@@ -108,8 +108,11 @@ struct EggRounds {
         let upTo = members.map { next[$0] ?? 0 }.min() ?? 0
         guard upTo > frontier else { return 0 }
         let count = Int(upTo - frontier)
-        decided.append(contentsOf: pending[highest]![0..<count])
-        for member in members { pending[member]!.removeFirst(count) }
+        do {
+            guard let winning = pending[highest]?[0..<count] else { preconditionFailure("every member has a pending list") }
+            decided.append(contentsOf: winning)
+        }
+        for member in members { pending[member]?.removeFirst(count) }
         return count
     }
 
@@ -139,6 +142,12 @@ struct OneShotVote<Value: Hashable & Sendable> {
     private(set) var result: (winner: PeerID, votes: [(PeerID, Value)])?
 
     var isDecided: Bool { result != nil }
+
+    /// The decided value: the winner's vote (nil while undecided).
+    var decidedValue: Value? {
+        guard let result else { return nil }
+        return result.votes.first { $0.0 == result.winner }?.1
+    }
 
     /// Records `sender`'s vote (first one counts). Returns false for a second vote.
     mutating func receive(from sender: PeerID, value: Value, members: [PeerID]) -> Bool {

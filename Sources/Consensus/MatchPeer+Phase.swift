@@ -1,0 +1,176 @@
+import PeerNet
+
+/// # Where a peer stands in the room
+///
+/// A ``MatchPeer`` is in exactly one ``MatchPeer/Phase`` at a time, and the phase holds the data
+/// that only it has. Every change of phase is one of the transitions in this file:
+///
+/// ```
+///              view with no state ─┐            ┌─ snapshot with a match
+///  unsynced ──(fresh room, snapshot)──▶ lobby ──(start decided)──▶ playing
+///     ▲                                  ▲                           │
+///     │                                  └────(match over)───────────┘
+///     └──(joiner again, view abandoned)── any phase
+/// ```
+///
+/// - ``Phase/unsynced(buffered:)``: no room state yet; what the view delivers waits for the
+///   snapshot (at most ``MatchPeer/bufferedMax`` deliveries).
+/// - ``Phase/lobby``: the room's state, no match under way.
+/// - ``Phase/playing(_:owner:)``: a match under way, and this peer's own grid while it plays the
+///   game in progress (`nil` for a spectator, a player out of this game, or a peer that joined
+///   during it).
+///
+/// The per-phase invariants are in `MatchPeer+Invariants.swift`.
+extension MatchPeer {
+    /// Where this peer stands in the room, with the data of that phase.
+    enum Phase: Sendable {
+        /// Without the room's state: deliveries of the current view wait for its snapshot.
+        case unsynced(buffered: [Delivery])
+        /// With the room's state, no match under way.
+        case lobby
+        /// A match under way; `owner` is the local player's grid in the game in progress.
+        case playing(MatchState, owner: OwnerState?)
+    }
+
+    /// Whether this peer has the room's state (it left ``Phase/unsynced(buffered:)``).
+    public var isSynced: Bool {
+        if case .unsynced = phase { return false }
+        return true
+    }
+
+    /// Whether this peer has the room's state and no match is under way.
+    public var isInLobby: Bool {
+        if case .lobby = phase { return true }
+        return false
+    }
+
+    /// Whether a match is under way.
+    public var isPlaying: Bool {
+        if case .playing = phase { return true }
+        return false
+    }
+
+    /// Deliveries waiting for the snapshot (none once synced).
+    var buffered: [Delivery] {
+        if case .unsynced(let buffered) = phase { return buffered }
+        return []
+    }
+
+    /// The match under way (``Phase/playing(_:owner:)``), or `nil`.
+    ///
+    /// Changed in place (`match?.field = value`): the match is taken out of the phase while it
+    /// changes, so its storage is held once and changes without a copy. Starting or ending a
+    /// match is a transition (`startPlaying`, `endMatch`), never an assignment here.
+    public internal(set) var match: MatchState? {
+        get {
+            if case .playing(let m, _) = phase { return m }
+            return nil
+        }
+        _modify {
+            guard case .playing(let m, let o) = phase else {
+                var none: MatchState? = nil
+                yield &none
+                precondition(none == nil, "a match starts only by a transition (startPlaying)")
+                return
+            }
+            var taken: MatchState? = m
+            phase = .lobby
+            defer {
+                if let taken { phase = .playing(taken, owner: o) } else { preconditionFailure("a match ends only by a transition (endMatch)") }
+            }
+            yield &taken
+        }
+    }
+
+    /// The local player's grid in the game in progress, or `nil`. Changed in place like
+    /// ``match``; it is set at the start of a game (`beginGame`) and cleared at its end.
+    public internal(set) var owner: OwnerState? {
+        get {
+            if case .playing(_, let o) = phase { return o }
+            return nil
+        }
+        _modify {
+            guard case .playing(let m, let o) = phase else {
+                var none: OwnerState? = nil
+                yield &none
+                precondition(none == nil, "only a peer playing a match owns a grid")
+                return
+            }
+            var taken = o
+            phase = .playing(m, owner: nil)
+            defer { phase = .playing(m, owner: taken) }
+            yield &taken
+        }
+    }
+
+    // MARK: - Transitions
+
+    /// Back to no room state (a joiner of a view, or a peer whose view was abandoned): whatever
+    /// state it held is dropped, and the deliveries of the view wait for a snapshot.
+    mutating func becomeUnsynced() {
+        if isSynced { resetToEmpty() }
+        phase = .unsynced(buffered: [])
+    }
+
+    /// Holds a delivery until the snapshot arrives; counted and dropped past `bufferedMax`.
+    mutating func buffer(_ delivery: Delivery) {
+        guard case .unsynced(var held) = phase else { preconditionFailure("only an unsynced peer buffers") }
+        guard held.count < Self.bufferedMax else {
+            stats.ignoredMessages += 1
+            return
+        }
+        phase = .lobby
+        held.append(delivery)
+        phase = .unsynced(buffered: held)
+    }
+
+    /// The room's state is here (founded afresh, or a snapshot with no match): the lobby.
+    /// - Returns: the deliveries that waited for it, to apply now in order.
+    mutating func enterLobby() -> [Delivery] {
+        let held = buffered
+        phase = .lobby
+        return held
+    }
+
+    /// A match begins (a start round decided, or a snapshot of a match under way). Its first game
+    /// begins separately (`beginGame`), which gives the local player its grid.
+    /// - Returns: the deliveries that waited for a snapshot, to apply now in order.
+    mutating func startPlaying(_ state: MatchState) -> [Delivery] {
+        let held = buffered
+        phase = .playing(state, owner: nil)
+        return held
+    }
+
+    /// A game of the match under way begins (or the next one replaces the game that ended): the
+    /// match's state for it, and the local player's grid if it plays it.
+    mutating func playGame(_ state: MatchState, owner: OwnerState?) {
+        guard case .playing = phase else { preconditionFailure("a game begins only in a match under way") }
+        phase = .playing(state, owner: owner)
+    }
+
+    /// The match is over: back to the lobby.
+    mutating func endMatch() {
+        guard case .playing = phase else { preconditionFailure("only a match under way ends") }
+        phase = .lobby
+    }
+
+    /// Drops the room's state: the lobby, votes and rounds, and the match under way (back to
+    /// ``Phase/lobby``; an unsynced peer keeps its buffered deliveries).
+    mutating func resetToEmpty() {
+        // Own payloads not handed to the driver yet are about the state dropped here.
+        stats.staleUnsent += pendingSendCount
+        outbox.removeAll()
+        lobby = [:]
+        matchRound = 0
+        nextGame = 0
+        if case .playing = phase { endMatch() }
+        startVotes = [:]
+        room = RoomLobby()
+        lobbyTimers = LobbyTimers()
+        rounds = [:]
+        futureItems = [:]
+        futureGameOver = [:]
+        myStart = [:]
+        votedUpTo = [:]
+    }
+}
