@@ -8,6 +8,7 @@ let package = Package(
     products: [
         .executable(name: "eggs-tui", targets: ["eggs-tui"]),
         .library(name: "EggGame", targets: ["EggGame"]),
+        .library(name: "EggBot", targets: ["EggBot"]),
         .library(name: "PeerNet", targets: ["PeerNet"]),
         .library(name: "Consensus", targets: ["Consensus"]),
     ],
@@ -26,6 +27,8 @@ let package = Package(
         .target(name: "EggPrimitives"),
         // The rules engine: pure, deterministic, no dependencies but the primitives.
         .target(name: "EggGame", dependencies: ["EggPrimitives"]),
+        // The bots, their bench and the local-match runner: they play by the rules, they are not the rules.
+        .target(name: "EggBot", dependencies: ["EggGame", "EggPrimitives"]),
         // Reliable ordered multicast with membership: a sans-I/O core (no sockets, no clock).
         .target(
             name: "PeerNet",
@@ -67,7 +70,7 @@ let package = Package(
         .executableTarget(
             name: "eggs-tui",
             dependencies: [
-                "EggGame", "EggPrimitives", "PeerNet", "PeerNetUDP", "Consensus", "CNcurses",
+                "EggGame", "EggBot", "EggPrimitives", "PeerNet", "PeerNetUDP", "Consensus", "CNcurses",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -80,14 +83,16 @@ let package = Package(
         // What the test targets share: the slow-tier trait and the one port allocator.
         .target(name: "EggTestSupport", path: "Tests/EggTestSupport"),
         .testTarget(name: "EggPrimitivesTests", dependencies: ["EggPrimitives"]),
-        .testTarget(name: "EggGameTests", dependencies: ["EggGame", "EggTestSupport"]),
+        .testTarget(name: "EggGameTests", dependencies: ["EggGame", "EggBot", "EggTestSupport"]),
         .testTarget(name: "PeerNetTests", dependencies: ["PeerNet", "PeerNetUDP", "EggSim", "EggPrimitives", "EggTestSupport"]),
-        .testTarget(name: "ConsensusTests", dependencies: ["Consensus", "EggSim", "EggGame", "EggPrimitives", "PeerNet", "EggTestSupport"]),
+        .testTarget(name: "ConsensusTests", dependencies: ["Consensus", "EggSim", "EggGame", "EggBot", "EggPrimitives", "PeerNet", "EggTestSupport"]),
         .testTarget(name: "EggsTUITests", dependencies: ["eggs-tui", "EggTestSupport"]),
+        // The layering self-check: reads Package.swift and Sources/ (each target imports only what its layer allows).
+        .testTarget(name: "LayeringTests"),
         .executableTarget(
             name: "EggBenchmarks",
             dependencies: [
-                "EggGame", "EggPrimitives", "PeerNet", "Consensus", "EggSim",
+                "EggGame", "EggBot", "EggPrimitives", "PeerNet", "Consensus", "EggSim",
                 .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "Benchmarks/EggBenchmarks",

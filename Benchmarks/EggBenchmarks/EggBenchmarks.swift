@@ -1,4 +1,5 @@
 import Benchmark
+import EggBot
 import EggGame
 
 /// Mid-game positions (board, pair) reached by a medium bot with random garbage, for the

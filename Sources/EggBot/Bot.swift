@@ -1,3 +1,5 @@
+import EggGame
+
 /// How strong and how quick a bot plays. Levels differ in skill (search depth, virtual drops,
 /// noise, when they fire) and in pace (pairs per second, at most about 3: a fast human).
 public enum BotLevel: String, CaseIterable, Sendable, Hashable {

@@ -1,4 +1,6 @@
+import EggGame
 import EggPrimitives
+
 /// Headless measurements of the bot levels: solo games (the chains each level builds, its pace and
 /// its decision time) and matches between two levels, all through ``LocalMatch`` at the levels' own
 /// paces. Deterministic for given seeds, except the decision times, read from `clock`.

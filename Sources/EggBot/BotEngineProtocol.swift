@@ -1,3 +1,5 @@
+import EggGame
+
 /// The line protocol between eggs and an external bot engine (README, "External bots"): pure
 /// formatting of what eggs says and validation of what the engine answers.
 ///

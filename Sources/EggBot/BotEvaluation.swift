@@ -1,3 +1,5 @@
+import EggGame
+
 /// How a bot judges a settled board: mostly by the chain it could fire with one or two more eggs
 /// (virtual drops of 1 to 3 eggs), plus shape terms (same-colour contacts, a smooth surface, free spawn columns).
 struct BotEvaluation {

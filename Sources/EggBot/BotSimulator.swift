@@ -1,3 +1,5 @@
+import EggGame
+
 /// The bot's only window on the rules: where a pair can go on a board, and what a placement does
 /// (the settled board, the chain it fires and the garbage it sends), by the rules of the match's
 /// rule set. The search and the evaluation never touch the engine otherwise, so the bot judges a

@@ -1,3 +1,5 @@
+import EggGame
+
 /// A whole match in one process, with no network: grids sharing one egg sequence, gravity, garbage
 /// exchanged by the rules, games until one seat has won enough. Seats are bots or driven from
 /// outside (a human at the terminal), tick by tick.

@@ -20,10 +20,10 @@ public struct Board: Sendable, Hashable {
     /// Rows from the top that a column fills before it is full for garbage (rows 0–12).
     public static let garbageRowsMax = 13
 
-    static let laneBits = 16
+    @usableFromInline package static let laneBits = 16
     static let laneMask: UInt128 = 0x7FFF
     /// Every playable cell.
-    static let fieldMask: UInt128 = {
+    @usableFromInline static let fieldMask: UInt128 = {
         var mask: UInt128 = 0
         for column in 0..<columnsCount { mask |= laneMask << (column * laneBits) }
         return mask
@@ -35,22 +35,24 @@ public struct Board: Sendable, Hashable {
         return ones
     }()
 
-    var plane0: UInt128 = 0
-    var plane1: UInt128 = 0
-    var plane2: UInt128 = 0
+    // `@usableFromInline` and `@inlinable` (here and on the cell and group helpers below): EggBot's
+    // search calls them in its inner loops, and inlines them across the module boundary.
+    @usableFromInline var plane0: UInt128 = 0
+    @usableFromInline var plane1: UInt128 = 0
+    @usableFromInline var plane2: UInt128 = 0
 
     /// An empty board.
     public init() {}
 
     // MARK: Cells
 
-    @inline(__always)
-    static func bit(column: Int, y: Int) -> UInt128 {
+    @inlinable @inline(__always)
+    package static func bit(column: Int, y: Int) -> UInt128 {
         UInt128(1) << (column &* laneBits &+ y)
     }
 
-    @inline(__always)
-    func code(column: Int, y: Int) -> UInt8 {
+    @inlinable @inline(__always)
+    package func code(column: Int, y: Int) -> UInt8 {
         let shift = column &* Board.laneBits &+ y
         let low = UInt8(truncatingIfNeeded: plane0 >> shift) & 1
         let mid = UInt8(truncatingIfNeeded: plane1 >> shift) & 1
@@ -67,8 +69,8 @@ public struct Board: Sendable, Hashable {
     }
 
     /// Puts `code` into `cells`, every one of them empty.
-    @inline(__always)
-    mutating func fillEmpty(_ cells: UInt128, code: UInt8) {
+    @inlinable @inline(__always)
+    package mutating func fillEmpty(_ cells: UInt128, code: UInt8) {
         if code & 1 != 0 { plane0 |= cells }
         if code & 2 != 0 { plane1 |= cells }
         if code & 4 != 0 { plane2 |= cells }
@@ -93,11 +95,11 @@ public struct Board: Sendable, Hashable {
 
     /// Occupied cells.
     @inline(__always)
-    var occupied: UInt128 { plane0 | plane1 | plane2 }
+    @usableFromInline var occupied: UInt128 { plane0 | plane1 | plane2 }
 
     /// Cells holding `code` (1...7).
-    @inline(__always)
-    func plane(code: UInt8) -> UInt128 {
+    @inlinable @inline(__always)
+    package func plane(code: UInt8) -> UInt128 {
         let p0 = code & 1 != 0 ? plane0 : ~plane0
         let p1 = code & 2 != 0 ? plane1 : ~plane1
         let p2 = code & 4 != 0 ? plane2 : ~plane2
@@ -105,7 +107,7 @@ public struct Board: Sendable, Hashable {
     }
 
     /// How many eggs `column` holds (the board must be settled).
-    @inline(__always)
+    @inlinable @inline(__always)
     public func height(column: Int) -> Int {
         let lane = UInt16(truncatingIfNeeded: occupied >> (column &* Board.laneBits))
         return lane.nonzeroBitCount
@@ -144,7 +146,7 @@ public struct Board: Sendable, Hashable {
     }
 
     /// The cells of rows `topRow`... (bit planes' layout).
-    static func rowsMask(from topRow: Int) -> UInt128 {
+    package static func rowsMask(from topRow: Int) -> UInt128 {
         guard topRow > 0 else { return fieldMask }
         let lane: UInt128 = (1 << (rowsCount - topRow)) - 1
         var mask: UInt128 = 0
@@ -190,7 +192,7 @@ public struct Board: Sendable, Hashable {
     }
 
     /// Drops a pair in a given orientation with the pivot in `column`, as a lock does.
-    mutating func drop(_ pair: EggPair, orientation: Orientation, column: Int) {
+    package mutating func drop(_ pair: EggPair, orientation: Orientation, column: Int) {
         let pivot = pair.pivot.rawValue + 1
         let child = pair.child.rawValue + 1
         switch orientation {
@@ -209,13 +211,13 @@ public struct Board: Sendable, Hashable {
     // MARK: Chains
 
     @inline(__always)
-    static func neighbours(_ cells: UInt128) -> UInt128 {
+    @usableFromInline static func neighbours(_ cells: UInt128) -> UInt128 {
         (cells << 1) | (cells >> 1) | (cells << laneBits) | (cells >> laneBits)
     }
 
     /// The cells of `cells` connected to `seed` (a subset of `cells`) through side neighbours.
-    @inline(__always)
-    static func group(of seed: UInt128, in cells: UInt128) -> UInt128 {
+    @inlinable @inline(__always)
+    package static func group(of seed: UInt128, in cells: UInt128) -> UInt128 {
         var group = seed
         while true {
             let grown = (group | neighbours(group)) & cells
@@ -261,7 +263,7 @@ public struct Board: Sendable, Hashable {
 
     /// The cells that pop now (every group of 4+) and the garbage cleared with them, or nil;
     /// only cells in `mask` join groups or are cleared (`tsu`'s hidden row is outside it).
-    func poppingCellsNow(mask: UInt128 = Board.fieldMask) -> (popped: UInt128, cleared: UInt128)? {
+    package func poppingCellsNow(mask: UInt128 = Board.fieldMask) -> (popped: UInt128, cleared: UInt128)? {
         var popping: UInt128 = 0
         for code in UInt8(1)...6 {
             popping |= Board.poppingCells(in: plane(code: code) & mask)
@@ -342,7 +344,7 @@ public struct Board: Sendable, Hashable {
     /// resolves it without scoring its steps, on a settled board where `popping` is every group
     /// that pops first (the bot's virtual drops: on a board where nothing popped, the dropped
     /// eggs' group).
-    mutating func resolveChainSteps(mask: UInt128, firstPopping popping: UInt128) -> (chain: Int, popped: Int) {
+    package mutating func resolveChainSteps(mask: UInt128, firstPopping popping: UInt128) -> (chain: Int, popped: Int) {
         var popping = popping
         var chain = 0, popped = 0
         while popping != 0 && chain < ChainResult.stepsMax {
@@ -357,7 +359,7 @@ public struct Board: Sendable, Hashable {
     /// join groups or are cleared (`tsu`'s hidden row is outside it), and the garbage is the rule
     /// set's (`tsu`: the chain's score over the target points, no remainder carried in). Returns
     /// the chain length and the garbage (bot path).
-    mutating func resolveChainCounts(rules: RuleSet, mask: UInt128) -> (chain: Int, garbage: Int) {
+    package mutating func resolveChainCounts(rules: RuleSet, mask: UInt128) -> (chain: Int, garbage: Int) {
         var chain = 0, garbage = 0, points = 0
         var popping = poppingCellsNow(mask: mask)?.popped ?? 0
         while popping != 0 && chain < ChainResult.stepsMax {

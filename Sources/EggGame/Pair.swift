@@ -62,7 +62,7 @@ public struct LivePair: Sendable, Hashable {
 
     /// A freshly spawned pair by `rules` (`sfe`: horizontal at (2,3) and (3,3), pivot left;
     /// `tsu`: pivot at (2,3), child above it).
-    init(spawning pair: EggPair, rules: RuleSet = .sfe) {
+    package init(spawning pair: EggPair, rules: RuleSet = .sfe) {
         self.init(pair: pair, orientation: rules.spawnOrientation, pivotColumn: rules.spawnColumn, pivotHalfRow: 2 * rules.spawnRow)
     }
 
@@ -109,7 +109,7 @@ public struct LivePair: Sendable, Hashable {
     }
 
     /// Whether every cell of both eggs is inside the pair's rows (`topRow` down) and free on `board`.
-    func fits(on board: Board, topRow: Int = Board.spawnRow) -> Bool {
+    package func fits(on board: Board, topRow: Int = Board.spawnRow) -> Bool {
         for egg in eggs {
             guard (0..<Board.columnsCount).contains(egg.column), egg.halfRow >= 2 * topRow,
                   (egg.halfRow + 1) / 2 < Board.rowsCount else { return false }
@@ -120,7 +120,7 @@ public struct LivePair: Sendable, Hashable {
     }
 
     /// The pair moved (the quick-turn arming kept).
-    func shifted(columns: Int, halfRows: Int) -> LivePair {
+    package func shifted(columns: Int, halfRows: Int) -> LivePair {
         var moved = LivePair(pair: pair, orientation: orientation, boxColumn: boxColumn + columns, topHalfRow: topHalfRow + halfRows)
         moved.quickTurnArmed = quickTurnArmed
         return moved
@@ -139,7 +139,7 @@ public struct LivePair: Sendable, Hashable {
     }
 
     /// Whether an egg of the pair rests (``restingEggs(on:)`` is not empty), without building a list.
-    func isResting(on board: Board) -> Bool {
+    package func isResting(on board: Board) -> Bool {
         Self.rests(column: column, halfRow: halfRow, on: board) || Self.rests(column: childColumn, halfRow: childHalfRow, on: board)
     }
 
@@ -164,7 +164,7 @@ public struct LivePair: Sendable, Hashable {
     /// ``Move/rotateCCW``) as the grid applies it, or nil when refused (and for the other moves).
     /// `moved` is false for a refused first press in a one-column shaft, which only arms the
     /// quick turn; any move that goes through disarms it.
-    func applying(_ move: Move, on board: Board, rules: RuleSet) -> (pair: LivePair, moved: Bool)? {
+    package func applying(_ move: Move, on board: Board, rules: RuleSet) -> (pair: LivePair, moved: Bool)? {
         let turned: LivePair?
         switch move {
         case .left, .right: turned = moved(columns: move == .right ? 1 : -1, on: board, rules: rules)

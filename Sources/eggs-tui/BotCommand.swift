@@ -1,5 +1,6 @@
 import ArgumentParser
 import Consensus
+import EggBot
 import EggGame
 import NIOPosix
 import PeerNet

@@ -1,4 +1,5 @@
 import ArgumentParser
+import EggBot
 import EggGame
 #if canImport(Glibc)
 import Glibc

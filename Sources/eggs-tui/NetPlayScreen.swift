@@ -1,4 +1,5 @@
 import Consensus
+import EggBot
 import EggGame
 import Logging
 import PeerNet

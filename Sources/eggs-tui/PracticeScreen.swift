@@ -1,3 +1,4 @@
+import EggBot
 import EggGame
 
 /// A practice match at the terminal: the player against a local bot, no network at all.

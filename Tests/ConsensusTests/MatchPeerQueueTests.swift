@@ -1,3 +1,4 @@
+import EggBot
 import EggGame
 import PeerNet
 import Testing

@@ -1,3 +1,4 @@
+import EggBot
 import EggGame
 import EggTestSupport
 import PeerNet

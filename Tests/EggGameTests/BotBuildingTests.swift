@@ -1,4 +1,5 @@
 import Testing
+@testable import EggBot
 @testable import EggGame
 
 /// A 3-chain that one red egg in column 2 fires: reds, then blues, then yellows.

@@ -1,4 +1,5 @@
 import Testing
+@testable import EggBot
 @testable import EggGame
 #if canImport(Glibc)
 import Glibc

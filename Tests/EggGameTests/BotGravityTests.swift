@@ -1,4 +1,5 @@
 import Testing
+@testable import EggBot
 @testable import EggGame
 
 /// Whether a placement can be reached is judged by the grid's gravity at insane (the pair's moves

@@ -1,5 +1,6 @@
 import EggTestSupport
 import Testing
+@testable import EggBot
 @testable import EggGame
 
 @Suite("bot and local matches")

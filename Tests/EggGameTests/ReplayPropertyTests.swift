@@ -1,5 +1,6 @@
 import EggTestSupport
 import Testing
+@testable import EggBot
 @testable import EggGame
 
 /// One recorded game: every input in order (idle ticks merged), the grid's hash before every

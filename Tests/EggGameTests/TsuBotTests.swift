@@ -1,4 +1,5 @@
 import Testing
+@testable import EggBot
 @testable import EggGame
 
 /// A 13-row (`tsu`) board from notation, top row (the hidden one) first.

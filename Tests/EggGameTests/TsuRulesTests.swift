@@ -1,4 +1,5 @@
 import Testing
+@testable import EggBot
 @testable import EggGame
 
 // `tsu` stores its 13 rows in Board rows 2–14: row 2 is the hidden 13th row, rows 3–14 the 12
