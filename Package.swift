@@ -86,7 +86,13 @@ let package = Package(
         .testTarget(name: "EggGameTests", dependencies: ["EggGame", "EggBot", "EggTestSupport"]),
         .testTarget(name: "PeerNetTests", dependencies: ["PeerNet", "PeerNetUDP", "EggSim", "EggPrimitives", "EggTestSupport"]),
         .testTarget(name: "ConsensusTests", dependencies: ["Consensus", "EggSim", "EggGame", "EggBot", "EggPrimitives", "PeerNet", "EggTestSupport"]),
-        .testTarget(name: "EggsTUITests", dependencies: ["eggs-tui", "EggTestSupport"]),
+        .testTarget(
+            name: "EggsTUITests",
+            dependencies: [
+                "eggs-tui", "EggTestSupport", "Consensus", "PeerNet", "PeerNetUDP",
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
         // The layering self-check: reads Package.swift and Sources/ (each target imports only what its layer allows).
         .testTarget(name: "LayeringTests"),
         .executableTarget(

@@ -30,6 +30,8 @@ public final class PeerHost: @unchecked Sendable {
     /// The unicast peers' addresses (`--peer` and learned), used under the lock only.
     private var book: AddressBook
     private var announcer: RepeatedTask?
+    /// Calls of ``withCore(_:)`` (used under the lock only): each takes the lock once and pumps once.
+    private var coreCalls = 0
 
     /// Opens the socket and starts the core. `onEvent` receives every event.
     public init(
@@ -91,11 +93,16 @@ public final class PeerHost: @unchecked Sendable {
     @discardableResult
     public func withCore<T>(_ body: (ReliableMulticast) throws -> T) rethrows -> T {
         try lock.withLock { _ in
+            coreCalls += 1
             let result = try body(core)
             pump(now: MonotonicClock.now())
             return result
         }
     }
+
+    /// How many times ``withCore(_:)`` has taken the lock (and pumped) so far: what a caller's
+    /// command costs the host. Reading it takes the lock but is not counted.
+    public var coreCallCount: Int { lock.withLock { _ in coreCalls } }
 
     /// Announces a graceful leave, sends it, and closes the socket.
     public func close() {

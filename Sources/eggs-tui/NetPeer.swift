@@ -9,12 +9,14 @@ import Glibc
 #endif
 
 /// One peer of this process on the network: a PeerNet core on a real multicast socket
-/// (``PeerHost``), the replicated match (``MatchPeer``) and the message log.
+/// (``PeerHost``), the replicated match driven by a ``MatchNode`` (the same driver the
+/// simulator runs) and the message log.
 ///
 /// Everything mutable lives under the host's lock: the NIO event loop hands it datagrams
 /// and timers, the game loop (terminal or bot ticker) hands it ticks and moves through
-/// ``withMatch(_:)``. Payloads the send window cannot take yet stay queued in the match, which
-/// holds the local player's grid while too many wait (backpressure: nothing is thrown away).
+/// ``withMatch(_:)``, one lock and one pump a call. Payloads the send window cannot take yet
+/// stay queued in the match, which holds the local player's grid while too many wait
+/// (backpressure: nothing is thrown away).
 final class NetPeer: @unchecked Sendable {
     struct Options {
         var name: String
@@ -34,12 +36,15 @@ final class NetPeer: @unchecked Sendable {
     let role: PeerRole
     let logPath: String
     private var host: PeerHost!
-    private var match: MatchPeer
+    private var node: MatchNode
     private let log: LogFile
     private var isClosed = false
     private var recentEvents = Deque<MatchEvent>()
     /// Times the send window refused a payload (it stayed queued in the match).
-    private(set) var sendWindowFull = 0
+    var sendWindowFull: Int { host.withCore { _ in node.sendWindowFull } }
+    /// Times the game loop took the host's lock so far (``withMatch(_:)`` and every read):
+    /// each takes it once and pumps once.
+    var hostLockCount: Int { host.coreCallCount }
     private(set) var gamesOver = 0
     private(set) var wins = 0
     /// Peers heard speaking another protocol version (not admitted), with their version.
@@ -59,7 +64,7 @@ final class NetPeer: @unchecked Sendable {
         var generator = SystemRandomNumberGenerator()
         var config = MatchPeerConfig(id: id, name: options.name, role: options.role, voteSeed: generator.next())
         config.rules = options.rules
-        match = MatchPeer(config: config)
+        node = MatchNode(peer: MatchPeer(config: config))
         log = try LogFile(path: options.logPath, sealed: true, passphrase: options.logPassphrase ?? options.net.passphrase)
         log.write(MessageLog.header(peer: id, room: options.net.room, rules: options.rules, startingHeight: options.startingHeight))
         host = try PeerHost(config: options.net, options: options.multicast, group: group) { [unowned self] event, core, now in
@@ -72,15 +77,16 @@ final class NetPeer: @unchecked Sendable {
     func withMatch<T>(_ body: (inout MatchPeer, NetTime) -> T) -> T {
         host.withCore { core in
             let now = MonotonicClock.now()
-            let result = body(&match, now)
-            flush(core: core, now: now)
+            var fresh: [MatchEvent] = []
+            let result = node.perform(core: core, now: now, events: { fresh.append($0) }) { body(&$0, now) }
+            keep(fresh)
             return result
         }
     }
 
     /// A consistent snapshot of the match and the network counters.
     func snapshot() -> (match: MatchPeer, net: PeerNetStats, view: MembershipView) {
-        host.withCore { core in (match, core.stats, core.view) }
+        host.withCore { core in (node.peer, core.stats, core.view) }
     }
 
     /// What the terminal draws, read under the lock in one go.
@@ -90,7 +96,7 @@ final class NetPeer: @unchecked Sendable {
             for member in core.view.members where member != id {
                 links[member] = core.linkStats(member)
             }
-            return ScreenState(match: match, net: core.stats, status: core.status, incompatible: incompatible, links: links)
+            return ScreenState(match: node.peer, net: core.stats, status: core.status, incompatible: incompatible, links: links)
         }
     }
 
@@ -136,38 +142,24 @@ final class NetPeer: @unchecked Sendable {
         if case .incompatible(let peer, let version) = event, incompatible.count < 64 {
             incompatible[peer] = version
         }
-        match.handle(event, now: now)
-        flush(core: core, now: now)
+        var fresh: [MatchEvent] = []
+        node.handle(event, core: core, now: now) { fresh.append($0) }
+        keep(fresh)
         if case .delivered = event {
             wake?.signal()
-            if let trace, let state = match.match {
+            if let trace, let state = node.peer.match {
                 let counts = state.mirrors.filter { $0.key != id }.mapValues(\.inputsApplied)
                 trace.recordAdvances("applied", game: state.game, counts: counts, progress: &traced)
             }
         }
     }
 
-    /// Moves the match's payloads into the send window while it takes them (the rest wait in
-    /// the match, in order), and keeps the match's events for the game loop.
-    private func flush(core: ReliableMulticast, now: NetTime) {
-        while let payload = match.peekSend() {
-            do {
-                try core.send(payload, now: now)
-            } catch {
-                if error == .left {
-                    // Closing: nothing more goes out.
-                    while match.pollSend() != nil {}
-                } else {
-                    // The window is full (or no view yet): the payload waits for the next flush.
-                    sendWindowFull += 1
-                }
-                break
-            }
-            _ = match.pollSend()
-        }
-        while let event = match.pollEvent() {
+    /// Keeps the match's events for the game loop (bounded), counting the games played to the
+    /// end. Called after the node's call returns (the node is not read while it changes).
+    private func keep(_ events: [MatchEvent]) {
+        for event in events {
             // Games played (a spectator: watched) to the end.
-            if case .gameOver(_, let winner) = event, role == .spectator || match.match?.players.contains(id) ?? true {
+            if case .gameOver(_, let winner) = event, role == .spectator || node.peer.match?.players.contains(id) ?? true {
                 gamesOver += 1
                 if winner == id { wins += 1 }
             }

@@ -89,8 +89,21 @@ final class NetPlayScreen: Screen {
 
     func resumeAfterPractice() { practiceRequested = nil }
 
+    /// What a key did once it crossed the peer.
+    private enum KeyOutcome {
+        /// A move the local grid took: the game and the inputs made so far (for the trace).
+        case moved(game: UInt32, inputs: Int)
+        /// Quit asked during a match (a player confirms first).
+        case quitInMatch
+        case quitInLobby
+        case notice(String)
+        /// A lobby key of this screen alone (the practice bot's level, practice).
+        case lobbyOnly
+        case none
+    }
+
+    /// One key: it crosses the peer once (one lock, one pump), whatever it does.
     func handle(key: TerminalKey) {
-        let inMatch = peer.withMatch { match, _ in match.match != nil }
         if confirmingQuit {
             if key == .character("y") || key == .character("Y") { quit = true }
             confirmingQuit = false
@@ -107,64 +120,76 @@ final class NetPlayScreen: Screen {
             }
             return
         }
-        if action == .quit {
-            if inMatch && !spectator { confirmingQuit = true } else { quit = true }
-            return
+        let spectator = self.spectator, holding = self.holding
+        let move = action.flatMap { PracticeScreen.move(for: $0) }
+        let pressed = MonotonicClock.wallMicroseconds()
+        let outcome = peer.withMatch { match, now -> KeyOutcome in
+            if action == .quit { return match.isPlaying ? .quitInMatch : .quitInLobby }
+            guard match.isPlaying else { return Self.lobbyKey(key, action: action, spectator: spectator, match: &match, now: now) }
+            guard !spectator, !holding, let move, match.applyLocal(move, now: now)?.isAccepted == true,
+                  let owner = match.owner else { return .none }
+            return .moved(game: owner.game, inputs: owner.inputsMade)
         }
-        if inMatch {
-            guard !spectator, !holding, let action, let move = PracticeScreen.move(for: action) else { return }
-            let pressed = MonotonicClock.wallMicroseconds()
-            let made = peer.withMatch { match, now -> (UInt32, Int)? in
-                guard match.applyLocal(move, now: now)?.isAccepted == true, let owner = match.owner else { return nil }
-                return (owner.game, owner.inputsMade)
+        switch outcome {
+        case .moved(let game, let inputs):
+            peer.trace?.record("key", player: peer.id.hex, game: game, inputs: inputs, atMicroseconds: pressed)
+        case .quitInMatch:
+            if spectator { quit = true } else { confirmingQuit = true }
+        case .quitInLobby:
+            quit = true
+        case .notice(let text):
+            show(text)
+        case .lobbyOnly:
+            if key == .character("l") {
+                let all = BotLevel.allCases
+                practiceLevel = all[((all.firstIndex(of: practiceLevel) ?? 0) + 1) % all.count]
+            } else {
+                practiceRequested = practiceLevel
             }
-            if let made, let trace = peer.trace {
-                trace.record("key", player: peer.id.hex, game: made.0, inputs: made.1, atMicroseconds: pressed)
-            }
-            return
+        case .none:
+            break
         }
-        handleLobby(key: key, action: action)
     }
 
-    /// Lobby keys: ready toggles this player's ready mark; `s`, `c`, `g` change the room's
-    /// settings (for everyone, clearing every ready mark). Spectators change nothing.
-    private func handleLobby(key: TerminalKey, action: KeyAction?) {
+    /// Lobby keys, on the match under the peer's lock: ready toggles this player's ready mark;
+    /// `s`, `c`, `g`, `h` change the room's settings (for everyone, clearing every ready mark);
+    /// `n` starts now with the ready players. Spectators change nothing.
+    private static func lobbyKey(_ key: TerminalKey, action: KeyAction?, spectator: Bool,
+                                 match: inout MatchPeer, now: NetTime) -> KeyOutcome {
         if action == .ready {
-            guard !spectator else { return }
-            peer.withMatch { match, now in
-                if match.isMarkedReady { match.unready(now: now) } else { match.markReady(now: now) }
-            }
-            return
+            guard !spectator else { return .none }
+            if match.isMarkedReady { match.unready(now: now) } else { match.markReady(now: now) }
+            return .none
         }
         switch key {
         case .character("s"), .character("c"), .character("g"), .character("h"):
-            guard !spectator else { return }
-            peer.withMatch { match, _ in
-                var settings = match.roomSettings
-                switch key {
-                case .character("s"): settings.speed = (settings.speed + 1) % 10
-                case .character("c"): settings.colors = settings.colors == 6 ? 4 : settings.colors + 1
-                case .character("h"):
-                    // The starting height, within the room's rule set's range (tsu has none).
-                    let heights = settings.ruleSet.startingHeights
-                    guard heights.count > 1 else { return }
-                    settings.startingHeight = settings.startingHeight >= heights.upperBound ? heights.lowerBound : settings.startingHeight + 1
-                default:
-                    let all = MatchSettings.gamesPerMatchAllowed
-                    settings.gamesPerMatch = all[((all.firstIndex(of: settings.gamesPerMatch) ?? 0) + 1) % all.count]
-                }
-                match.changeSettings(settings)
+            guard !spectator else { return .none }
+            var settings = match.roomSettings
+            switch key {
+            case .character("s"): settings.speed = (settings.speed + 1) % 10
+            case .character("c"): settings.colors = settings.colors == 6 ? 4 : settings.colors + 1
+            case .character("h"):
+                // The starting height, within the room's rule set's range (tsu has none).
+                let heights = settings.ruleSet.startingHeights
+                guard heights.count > 1 else { return .none }
+                settings.startingHeight = settings.startingHeight >= heights.upperBound ? heights.lowerBound : settings.startingHeight + 1
+            default:
+                let all = MatchSettings.gamesPerMatchAllowed
+                settings.gamesPerMatch = all[((all.firstIndex(of: settings.gamesPerMatch) ?? 0) + 1) % all.count]
             }
-        case .character("l"):
-            let all = BotLevel.allCases
-            practiceLevel = all[((all.firstIndex(of: practiceLevel) ?? 0) + 1) % all.count]
-        case .character("b"): practiceRequested = practiceLevel
+            match.changeSettings(settings)
+            return .none
         case .character("n"):
             // Start now with the ready players (allowed 30 s after the first ready, two ready).
-            guard !spectator else { return }
-            let started = peer.withMatch { match, now in match.startNow(now: now) }
-            if !started { show("Not yet: a ready player may start 30 s after the first ready, once two players are ready.") }
-        default: break
+            guard !spectator else { return .none }
+            if !match.startNow(now: now) {
+                return .notice("Not yet: a ready player may start 30 s after the first ready, once two players are ready.")
+            }
+            return .none
+        case .character("l"), .character("b"):
+            return .lobbyOnly
+        default:
+            return .none
         }
     }
 
