@@ -49,7 +49,10 @@ struct ReadyMark: Hashable, Sendable {
     var wantsToPlay: Bool
 }
 
-/// The replicated lobby of a room (all transitions in this file).
+/// The replicated lobby of a room: its settings register and ready marks, every change of them in
+/// this file. What a peer does with them (its start timers, the `go` trigger and its start vote)
+/// is `MatchPeer+Lobby.swift`; the start of the match itself is a phase transition
+/// (`MatchPeer+Phase.swift`).
 ///
 /// - **Settings** are a last-writer-wins register: a player writes version n + 1 of the version n
 ///   it has; the highest ``SettingsKey`` delivered applies. Every peer that delivered the same
