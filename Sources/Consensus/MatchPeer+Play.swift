@@ -183,8 +183,7 @@ extension MatchPeer {
                 switch mirror.grid.apply(.spawn(pair)) {
                 case .spawned(let sent), .toppedOut(let sent):
                     // Offsetting already cancelled part of it against garbage queued here.
-                    let rest = sent - min(sent, mirror.garbageOffset)
-                    mirror.garbageOffset = 0
+                    let rest = mirror.garbage.spawnSends(sent)
                     credit(garbage: rest, from: player)
                     mirror.garbageSent += rest
                 default: stats.ignoredMessages += 1
@@ -198,11 +197,11 @@ extension MatchPeer {
                 default: break
                 }
             case .input(.landGarbage(let count)):
-                guard mirror.garbageLanded + count <= mirror.garbageReceived else {
+                guard mirror.garbage.canLand(count) else {
                     stats.garbageOverdrawStalls += 1
                     return applied
                 }
-                mirror.garbageLanded += count
+                mirror.garbage.recordLanding(count)
                 if !mirror.grid.apply(.landGarbage(count)).isAccepted { stats.ignoredMessages += 1 }
             case .input(.offsetGarbage(let count)):
                 if receiveOffset(count, mirror: &mirror, ruleSet: settings.ruleSet) == .stalled { return applied }
@@ -229,16 +228,15 @@ extension MatchPeer {
     /// (counted in `garbageOverdrawStalls`), as a landing does.
     mutating func receiveOffset(_ count: Int, mirror: inout PlayerMirror, ruleSet: RuleSet) -> OffsetOutcome {
         guard ruleSet.offsetting, mirror.grid.state == .awaitingSpawn, (1...MatchMessage.garbageOffsetMax).contains(count),
-              count <= mirror.grid.garbagePending - mirror.garbageOffset else {
+              count <= mirror.grid.garbagePending - mirror.garbage.offset else {
             stats.ignoredMessages += 1
             return .ignored
         }
-        guard count <= mirror.garbageReceived - mirror.garbageLanded else {
+        guard mirror.garbage.canLand(count) else {
             stats.garbageOverdrawStalls += 1
             return .stalled
         }
-        mirror.garbageLanded += count
-        mirror.garbageOffset += count
+        mirror.garbage.recordOffset(count)
         return .applied
     }
 
@@ -246,8 +244,10 @@ extension MatchPeer {
     private mutating func credit(garbage: Int, from sender: PeerID) {
         guard garbage > 0, let players = match?.players else { return }
         for player in players where player != sender {
-            match?.mirrors[player]?.garbageReceived += garbage
+            match?.mirrors[player]?.garbage.credit(garbage)
         }
+        // The local player's own account, in step with its mirror's.
+        if sender != config.id { owner?.garbage.credit(garbage) }
     }
 
     private mutating func verify(_ grid: PlayerGrid, player: PeerID, game: UInt32, pairs: UInt32, hash: UInt64) {
@@ -275,7 +275,7 @@ extension MatchPeer {
         for player in m.players where view.contains(player) && !m.leftDuringGame.contains(player) {
             guard let mirror = m.mirrors[player], !mirror.overdrawReported,
                   let count = Self.garbageDrawn(by: mirror.queue.first),
-                  mirror.garbageLanded + count > mirror.garbageReceived
+                  !mirror.garbage.canLand(count)
             else { continue }
             match?.mirrors[player]?.overdrawReported = true
             stats.desyncs += 1
@@ -417,10 +417,7 @@ extension MatchPeer {
         let wasLive = owner?.grid.state == .live
         if wasLive {
             // Garbage is accepted while the pair is live; it lands after the pair and its chain.
-            let me = config.id
-            let received = match?.readMirror(me) { $0.garbageReceived } ?? 0
-            let landed = owner?.garbageLanded ?? 0
-            owner?.garbageAccepted = max(0, received - landed)
+            owner?.garbage.acceptQueued()
         }
         guard let outcome = owner?.grid.apply(gridInput) else {
             preconditionFailure("only a peer that owns a grid applies its inputs")
@@ -442,24 +439,16 @@ extension MatchPeer {
         if m.settings.ruleSet.offsetting {
             // Offsetting: the pending chain garbage first cancels garbage queued against this
             // player (accepted first); the rest is sent at the spawn.
-            let queued = (m.mirrors[config.id]?.garbageReceived ?? 0) - o.garbageLanded
-            let cancelled = min(queued, o.grid.garbagePending - o.garbageOffset)
-            if cancelled > 0 {
-                o.unsentInputs.append(.offsetGarbage(cancelled))
-                o.garbageLanded += cancelled
-                o.garbageOffset += cancelled
-                o.garbageAccepted = max(0, o.garbageAccepted - cancelled)
-            }
+            let cancelled = o.garbage.offset(pending: o.grid.garbagePending)
+            if cancelled > 0 { o.unsentInputs.append(.offsetGarbage(cancelled)) }
         }
-        if o.garbageAccepted > 0 {
+        if o.garbage.accepted > 0 {
             // Accepted garbage lands all at once (what does not fit is discarded) and falls first;
             // beyond the rule set's most at once, the rest is accepted again during the next pair.
-            let dropMax = m.settings.ruleSet.garbageDropMax
-            let count = min(o.garbageAccepted, MatchMessage.garbageLandMax, dropMax)
+            let landing = o.garbage.landAccepted(dropMax: m.settings.ruleSet.garbageDropMax)
+            let count = min(landing, MatchMessage.garbageLandMax)
             _ = o.grid.apply(.landGarbage(count))
             o.unsentInputs.append(.landGarbage(count))
-            o.garbageLanded += min(o.garbageAccepted, dropMax)
-            o.garbageAccepted = 0
             owner = o
             guard o.grid.state == .awaitingSpawn else { return }
         }
@@ -482,7 +471,10 @@ extension MatchPeer {
         }
         let outcome = o.grid.apply(.spawn(EggPair(value: value, colors: m.settings.colors)))
         o.unsentInputs.append(.spawn)
-        o.garbageOffset = 0
+        switch outcome {
+        case .spawned(let sent), .toppedOut(let sent): _ = o.garbage.spawnSends(sent)
+        default: break
+        }
         if case .toppedOut = outcome {
             o.isOut = true
             o.topOutClockDue = true

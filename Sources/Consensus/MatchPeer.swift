@@ -178,13 +178,13 @@ public struct PlayerMirror: Sendable {
     public internal(set) var grid = PlayerGrid()
     /// Items of the owner's stream received and not applied yet, oldest first.
     var queue: Deque<StreamItem> = []
+    /// The player's garbage account as its stream shows it (credited by other players' spawns,
+    /// landed and offset by its own items; ``GarbageExchange``).
+    public internal(set) var garbage = GarbageExchange()
     /// Garbage credited to this player by other players' spawns.
-    public internal(set) var garbageReceived = 0
+    public var garbageReceived: Int { garbage.received }
     /// Garbage landed on the player, or cancelled by its offsetting.
-    public internal(set) var garbageLanded = 0
-    /// Of the player's pending chain garbage, what its offset items cancelled (not sent at the
-    /// next spawn).
-    var garbageOffset = 0
+    public var garbageLanded: Int { garbage.landed }
     /// Items of the owner's stream (spawns, moves, garbage landings) applied so far this game:
     /// the mirror has caught up with the owner's `inputsMade` of the same count.
     public internal(set) var inputsApplied = 0
@@ -277,8 +277,9 @@ public struct OwnerState: Sendable {
     var clock: GravityClock
     /// Own stream items applied to `grid` but not sent yet (sent, in order, by `flushOwner`).
     var unsentInputs: [StreamInput] = []
-    /// Garbage accepted during the live pair, landed once its chain has ended.
-    var garbageAccepted = 0
+    /// The local player's garbage account (``GarbageExchange``): credited as its own mirror is,
+    /// accepted during the live pair, landed once its chain has ended.
+    var garbage = GarbageExchange()
     /// Ticks waiting in `unsentInputs` (its last item, when that is a tick count).
     var pendingTicks: Int {
         if case .ticks(let count)? = unsentInputs.last { return count }
@@ -304,10 +305,6 @@ public struct OwnerState: Sendable {
 
     /// Items sent in this game's stream so far (spawns, moves, garbage landings, tick counts).
     public internal(set) var inputsMade = 0
-    /// Garbage landed on this player, or cancelled by its offsetting.
-    var garbageLanded = 0
-    /// Of the pending chain garbage, what offset items cancelled (not sent at the next spawn).
-    var garbageOffset = 0
     var waitingSince: NetTime?
     var checkpointDue = false
     public internal(set) var isOut = false

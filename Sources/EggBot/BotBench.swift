@@ -104,7 +104,7 @@ public enum BotBench {
                 var match = LocalMatch(options: options, seats: [.external, .external])
                 while !match.isOver {
                     for seat in 0..<2 {
-                        let context = BotContext(incomingGarbage: match.incomingGarbage[seat] + match.acceptedGarbage[seat],
+                        let context = BotContext(incomingGarbage: match.queuedGarbage(seat: seat),
                                                  opponents: players[seat].level.readsOpponents ? match.opponentBoards(of: seat) : [])
                         if let move = players[seat].tick(grid: match.grids[seat], preview: match.nextPairs(seat: seat), context: context) {
                             match.enqueue(move, seat: seat)

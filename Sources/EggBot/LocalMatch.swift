@@ -67,14 +67,9 @@ public struct LocalMatch: Sendable {
     public internal(set) var grids: [PlayerGrid]
     /// Games won per seat.
     public private(set) var wins: [Int]
-    /// Garbage sent to each seat while its pair was not live: accepted once the next pair is.
-    public internal(set) var incomingGarbage: [Int]
-    /// Garbage accepted during each seat's live pair: it lands once that pair's chain has ended
-    /// (at most the rule set's ``RuleSet/garbageDropMax`` at once; the rest after the next pair).
-    public internal(set) var acceptedGarbage: [Int]
-    /// Of each seat's pending chain garbage (sent at its next spawn), what already cancelled
-    /// garbage queued against it (rule sets with offsetting).
-    public private(set) var garbageOffset: [Int]
+    /// Each seat's garbage account (``GarbageExchange``: sent to it, accepted during its live
+    /// pair, landed, cancelled by its offsetting), by the same rules as a network match.
+    public internal(set) var garbage: [GarbageExchange]
     /// Every input applied to each seat's grid in the current game, in order (for replays).
     public private(set) var inputs: [[PlayerInput]]
     /// Games played to the end (draws included).
@@ -102,9 +97,7 @@ public struct LocalMatch: Sendable {
         sequence = LocalMatch.sequence(options: options, game: 0)
         grids = Array(repeating: options.startingGrid(garbageSeed: sequence.seed), count: count)
         wins = Array(repeating: 0, count: count)
-        incomingGarbage = Array(repeating: 0, count: count)
-        acceptedGarbage = Array(repeating: 0, count: count)
-        garbageOffset = Array(repeating: 0, count: count)
+        garbage = Array(repeating: GarbageExchange(), count: count)
         inputs = Array(repeating: [], count: count)
         clocks = Array(repeating: GravityClock(speed: options.speed, rules: options.rules), count: count)
         bots = []
@@ -122,6 +115,15 @@ public struct LocalMatch: Sendable {
             guard case .bot(let level) = seat else { return nil }
             return BotPlayer(level: level, seed: SplitMix64.mix(seed &+ UInt64(game * 64 + index)))
         }
+    }
+
+    /// Garbage sent to `seat` and not landed yet (accepted or waiting for the next pair).
+    public func queuedGarbage(seat: Int) -> Int { garbage[seat].queued }
+
+    /// Credits `count` eggs of garbage to `seat` as accepted during its live pair (a test's set-up).
+    package mutating func acceptGarbage(_ count: Int, seat: Int) {
+        garbage[seat].credit(count)
+        garbage[seat].acceptQueued()
     }
 
     /// Queues a move for an external seat, applied at the next tick (at most 16 wait).
@@ -162,22 +164,19 @@ public struct LocalMatch: Sendable {
 
     private mutating func tickSeat(_ seat: Int, events: inout [Event]) {
         if grids[seat].state == .awaitingSpawn {
-            if options.rules.offsetting { offsetGarbage(seat) }
-            if acceptedGarbage[seat] > 0 {
-                // Garbage accepted during the last pair lands after its chain, all at once (up
-                // to the rule set's most; the rest after the next pair).
-                let count = min(acceptedGarbage[seat], options.rules.garbageDropMax)
-                apply(.landGarbage(count), seat: seat, events: &events)
-                acceptedGarbage[seat] -= count
-            }
+            // Offsetting: the chain garbage this seat sends at its next spawn first cancels
+            // garbage queued against it, the garbage due to land soonest (accepted) first.
+            if options.rules.offsetting { garbage[seat].offset(pending: grids[seat].garbagePending) }
+            // Garbage accepted during the last pair lands after its chain, all at once (up to
+            // the rule set's most; the rest after the next pair).
+            let count = garbage[seat].landAccepted(dropMax: options.rules.garbageDropMax)
+            if count > 0 { apply(.landGarbage(count), seat: seat, events: &events) }
         }
         if grids[seat].state == .awaitingSpawn {
             let outcome = apply(.spawn(sequence.pair(at: grids[seat].pairsSpawned)), seat: seat, events: &events)
             clocks[seat].reset()
-            let offset = garbageOffset[seat]
-            garbageOffset[seat] = 0
             switch outcome {
-            case .spawned(let sent), .toppedOut(let sent): sendGarbage(max(0, sent - offset), from: seat, events: &events)
+            case .spawned(let sent), .toppedOut(let sent): sendGarbage(garbage[seat].spawnSends(sent), from: seat, events: &events)
             default: preconditionFailure("a spawn in awaitingSpawn must be accepted")
             }
             guard grids[seat].state == .live else { return }
@@ -190,17 +189,14 @@ public struct LocalMatch: Sendable {
                 apply(.move(.down), seat: seat, events: &events)
             }
         }
-        if grids[seat].state == .live {
-            acceptedGarbage[seat] += incomingGarbage[seat]
-            incomingGarbage[seat] = 0
-        }
+        if grids[seat].state == .live { garbage[seat].acceptQueued() }
         apply(.ticks(1), seat: seat, events: &events)
     }
 
     private mutating func movesThisTick(_ seat: Int) -> [Move] {
         if var bot = bots[seat] {
             let move = bot.tick(grid: grids[seat], preview: nextPairs(seat: seat),
-                                context: BotContext(incomingGarbage: incomingGarbage[seat] + acceptedGarbage[seat],
+                                context: BotContext(incomingGarbage: garbage[seat].queued,
                                                     opponents: bot.level.readsOpponents ? opponentBoards(of: seat) : []))
             bots[seat] = bot
             return move.map { [$0] } ?? []
@@ -228,24 +224,13 @@ public struct LocalMatch: Sendable {
         return outcome
     }
 
-    /// Offsetting: the chain garbage `seat` will send at its next spawn first cancels garbage
-    /// queued against it, the garbage due to land soonest (accepted) first.
-    private mutating func offsetGarbage(_ seat: Int) {
-        var available = grids[seat].garbagePending - garbageOffset[seat]
-        guard available > 0 else { return }
-        for queue in [\LocalMatch.acceptedGarbage, \LocalMatch.incomingGarbage] {
-            let cancelled = min(available, self[keyPath: queue][seat])
-            self[keyPath: queue][seat] -= cancelled
-            garbageOffset[seat] += cancelled
-            available -= cancelled
-        }
-    }
-
     /// Sends garbage to every other seat still playing.
     private mutating func sendGarbage(_ count: Int, from sender: Int, events: inout [Event]) {
         guard count > 0 else { return }
         for seat in seats.indices where seat != sender && grids[seat].state != .toppedOut {
-            if grids[seat].state == .live { acceptedGarbage[seat] += count } else { incomingGarbage[seat] += count }
+            // During the live pair it is accepted at once; otherwise with the next pair.
+            garbage[seat].credit(count)
+            if grids[seat].state == .live { garbage[seat].acceptQueued() }
             events.append(.garbageSent(from: sender, to: seat, count: count))
         }
     }
@@ -278,9 +263,7 @@ public struct LocalMatch: Sendable {
     private mutating func startGame(_ game: Int) {
         sequence = LocalMatch.sequence(options: options, game: game)
         grids = Array(repeating: options.startingGrid(garbageSeed: sequence.seed), count: seats.count)
-        incomingGarbage = Array(repeating: 0, count: seats.count)
-        acceptedGarbage = Array(repeating: 0, count: seats.count)
-        garbageOffset = Array(repeating: 0, count: seats.count)
+        garbage = Array(repeating: GarbageExchange(), count: seats.count)
         inputs = Array(repeating: [], count: seats.count)
         clocks = Array(repeating: GravityClock(speed: options.speed, rules: options.rules), count: seats.count)
         queuedMoves = Array(repeating: [], count: seats.count)

@@ -162,7 +162,7 @@ final class PracticeScreen: Screen {
                 grid: grids[seat],
                 next: finalGrids == nil ? match.nextPairs(seat: seat) : [],
                 wins: match.wins[seat],
-                incomingGarbage: finalGrids == nil ? match.incomingGarbage[seat] + match.acceptedGarbage[seat] : 0,
+                incomingGarbage: finalGrids == nil ? match.queuedGarbage(seat: seat) : 0,
                 chain: lastChains[seat],
                 status: grids[seat].state == .toppedOut ? "out" : (seat == 0 ? "you" : ""),
                 isLocal: seat == 0,

@@ -12,7 +12,7 @@ private func chainedMirror(credited: Int) throws -> PlayerMirror {
     for _ in 0..<2_000 where grid.state != .awaitingSpawn { grid.apply(.ticks(1)) }
     var mirror = PlayerMirror()
     mirror.grid = grid
-    mirror.garbageReceived = credited
+    mirror.garbage.credit(credited)
     return mirror
 }
 
@@ -30,7 +30,7 @@ struct OffsetValidationTests {
         let hash = mirror.grid.stableHash
         #expect(peer.receiveOffset(2, mirror: &mirror, ruleSet: .tsu) == .applied)
         #expect(peer.receiveOffset(1, mirror: &mirror, ruleSet: .tsu) == .applied)
-        #expect((mirror.garbageLanded, mirror.garbageOffset) == (3, 3))
+        #expect((mirror.garbageLanded, mirror.garbage.offset) == (3, 3))
         #expect(mirror.grid.stableHash == hash, "an offset leaves the grid alone")
         #expect(peer.stats.ignoredMessages == 0 && peer.stats.garbageOverdrawStalls == 0)
     }
@@ -42,10 +42,10 @@ struct OffsetValidationTests {
         var peer = singlePeer()
         // Credit far beyond any count, so only the pending chain garbage and the range bound it.
         var mirror = try chainedMirror(credited: Int(UInt32.max) * 4)
-        let before = (mirror.grid.stableHash, mirror.garbageLanded, mirror.garbageOffset)
+        let before = (mirror.grid.stableHash, mirror.garbageLanded, mirror.garbage.offset)
         #expect(peer.receiveOffset(count, mirror: &mirror, ruleSet: .tsu) == .ignored, "offset:\(count)")
         #expect(peer.stats.ignoredMessages == 1)
-        #expect((mirror.grid.stableHash, mirror.garbageLanded, mirror.garbageOffset) == before)
+        #expect((mirror.grid.stableHash, mirror.garbageLanded, mirror.garbage.offset) == before)
         // What is still pending can be cancelled afterwards.
         #expect(peer.receiveOffset(5, mirror: &mirror, ruleSet: .tsu) == .applied)
     }
@@ -58,7 +58,7 @@ struct OffsetValidationTests {
         #expect(peer.receiveOffset(2, mirror: &mirror, ruleSet: .tsu) == .ignored)
         #expect(peer.receiveOffset(1, mirror: &mirror, ruleSet: .tsu) == .applied)
         #expect(peer.receiveOffset(1, mirror: &mirror, ruleSet: .tsu) == .ignored)
-        #expect(peer.stats.ignoredMessages == 2 && mirror.garbageOffset == 5 && mirror.garbageLanded == 5)
+        #expect(peer.stats.ignoredMessages == 2 && mirror.garbage.offset == 5 && mirror.garbageLanded == 5)
     }
 
     @Test("an offset beyond the garbage credited and not yet landed waits for the credit (counted), then applies")
@@ -66,8 +66,8 @@ struct OffsetValidationTests {
         var peer = singlePeer()
         var mirror = try chainedMirror(credited: 2)
         #expect(peer.receiveOffset(3, mirror: &mirror, ruleSet: .tsu) == .stalled)
-        #expect(peer.stats.garbageOverdrawStalls == 1 && mirror.garbageLanded == 0 && mirror.garbageOffset == 0)
-        mirror.garbageReceived = 3
+        #expect(peer.stats.garbageOverdrawStalls == 1 && mirror.garbageLanded == 0 && mirror.garbage.offset == 0)
+        mirror.garbage.credit(1) // 3 credited now
         #expect(peer.receiveOffset(3, mirror: &mirror, ruleSet: .tsu) == .applied)
         #expect(peer.stats.ignoredMessages == 0)
     }
@@ -78,7 +78,7 @@ struct OffsetValidationTests {
         // The match's settings name the rule set: the same pending garbage under sfe.
         var sfe = try chainedMirror(credited: 100)
         #expect(peer.receiveOffset(1, mirror: &sfe, ruleSet: .sfe) == .ignored)
-        #expect(sfe.garbageLanded == 0 && sfe.garbageOffset == 0)
+        #expect(sfe.garbageLanded == 0 && sfe.garbage.offset == 0)
         var live = try chainedMirror(credited: 100)
         #expect(live.grid.apply(.spawn(EggPair(pivot: .green, child: .yellow))).isAccepted)
         #expect(live.grid.state == .live)

@@ -395,31 +395,31 @@ struct TsuLocalMatchTests {
     func offsetting() {
         var m = match(.tsu)
         #expect(m.grids[0].garbagePending == 5)
-        m.incomingGarbage[0] = 3
+        m.garbage[0].credit(3)
         var events = m.tick()
         #expect(sent(events) == [[0, 1, 2]])
         #expect(landed(events, seat: 0) == [])
-        #expect((m.incomingGarbage[0], m.acceptedGarbage[0]) == (0, 0))
-        #expect(m.acceptedGarbage[1] == 2)
+        #expect((m.garbage[0].waiting, m.garbage[0].accepted) == (0, 0))
+        #expect(m.garbage[1].accepted == 2)
         // The other way: seat 1's chain cancels the 2 queued against it and sends 3.
         m.grids[1] = chainGrid(.tsu)
         events = m.tick()
         #expect(sent(events) == [[1, 0, 3]])
         #expect(landed(events, seat: 1) == [])
-        #expect(m.acceptedGarbage[1] == 0)
-        #expect(m.acceptedGarbage[0] == 3)
+        #expect(m.garbage[1].accepted == 0)
+        #expect(m.garbage[0].accepted == 3)
     }
 
     @Test("a chain smaller than the queue sends nothing and leaves the rest queued, accepted garbage first")
     func offsettingAll() {
         var m = match(.tsu)
-        m.acceptedGarbage[0] = 4
-        m.incomingGarbage[0] = 4
+        m.acceptGarbage(4, seat: 0)
+        m.garbage[0].credit(4)
         let events = m.tick()
         #expect(sent(events) == [])
         #expect(landed(events, seat: 0) == [])
         // 4 accepted and 1 incoming cancelled; the 3 left are accepted during the new pair.
-        #expect((m.incomingGarbage[0], m.acceptedGarbage[0]) == (0, 3))
+        #expect((m.garbage[0].waiting, m.garbage[0].accepted) == (0, 3))
         #expect(m.grids[0].state == .live)
     }
 
@@ -450,29 +450,29 @@ struct TsuLocalMatchTests {
         // would have gone out before the 6 came and only step 2's 4 would cancel: 4 sent, 2 landing).
         var m = afterFirstStep()
         #expect(sent(m.tick()) == [])
-        m.incomingGarbage[0] = 6
+        m.garbage[0].credit(6)
         var events = untilSpawn(&m)
         #expect(sent(events) == [[0, 1, 2]])
         #expect(landed(events, seat: 0) == [])
-        #expect((m.incomingGarbage[0], m.acceptedGarbage[0]) == (0, 0))
+        #expect((m.garbage[0].waiting, m.garbage[0].accepted) == (0, 0))
         // The other way: 11 queued mid-chain; the 8 cancel 8, nothing is sent, 3 stay queued.
         m = afterFirstStep()
-        m.incomingGarbage[0] = 11
+        m.garbage[0].credit(11)
         events = untilSpawn(&m)
         #expect(sent(events) == [])
-        #expect((m.incomingGarbage[0], m.acceptedGarbage[0]) == (0, 3))
+        #expect((m.garbage[0].waiting, m.garbage[0].accepted) == (0, 3))
     }
 
     @Test("sfe has no offsetting: the whole chain is sent and the queue lands")
     func sfeNoOffsetting() {
         var m = match(.sfe)
         #expect(m.grids[0].garbagePending == 7)
-        m.incomingGarbage[0] = 3
+        m.garbage[0].credit(3)
         let events = m.tick()
         #expect(sent(events) == [[0, 1, 7]])
-        #expect(m.acceptedGarbage[0] == 3)
+        #expect(m.garbage[0].accepted == 3)
         var landing = match(.sfe)
-        landing.acceptedGarbage[0] = 40
+        landing.acceptGarbage(40, seat: 0)
         #expect(landed(landing.tick(), seat: 0) == [40])
     }
 
@@ -480,10 +480,11 @@ struct TsuLocalMatchTests {
     func dropLimit() {
         var m = match(.tsu)
         m.grids[0] = PlayerGrid(rules: .tsu, garbageSeed: m.sequence.seed)
-        m.acceptedGarbage[0] = 40
+        m.acceptGarbage(40, seat: 0)
         let events = m.tick()
         #expect(landed(events, seat: 0) == [30])
-        #expect(m.acceptedGarbage[0] == 10)
+        // The other 10 wait for the next pair (`GarbageExchangeTests` follows them down).
+        #expect((m.garbage[0].accepted, m.garbage[0].waiting) == (0, 10))
         #expect(m.grids[0].state == .resolving)
     }
 
