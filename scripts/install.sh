@@ -11,8 +11,10 @@
 # (Debian's place for games) instead of PREFIX/bin. EGGS_SWIFTPM_FLAGS adds flags to every
 # swift call (the tests pass --ignore-lock, since they run inside `swift test`).
 #
-# The manual page is generated from the command definitions by swift-argument-parser's
-# generate-manual plugin; the completions by `eggs-tui --generate-completion-script`.
+# The binary is built once. The manual page is generated from it by swift-argument-parser's
+# generate-manual tool (the one its `generate-manual` plugin runs; the plugin itself would build
+# every product of the package again first), the completions by
+# `eggs-tui --generate-completion-script`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/opt/swift/usr/bin:$PATH"
@@ -26,7 +28,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
         --debug) config=debug ;;
         --games) bindir_name=games ;;
-        -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) echo "install.sh: unknown option '$1'" >&2; usage ;;
         *) [ -z "$prefix" ] || usage; prefix=$1 ;;
     esac
@@ -42,31 +44,40 @@ esac
 destdir=${DESTDIR:-}
 read -r -a swiftpm_flags <<< "${EGGS_SWIFTPM_FLAGS:-}"
 
-# 1. The manual page. The plugin builds the package's products in $config and runs
-#    generate-manual on each executable that uses ArgumentParser, writing
-#    <scratch>/plugins/GenerateManual/outputs/<target>/<target>.6.
-bin_dir=$(swift build "${swiftpm_flags[@]}" -c "$config" --show-bin-path)
-manual="$(dirname "$(dirname "$bin_dir")")/plugins/GenerateManual/outputs/eggs-tui/eggs-tui.6"
-rm -f "$manual"
-echo "install: generating the manual page (swift package plugin generate-manual, $config)" >&2
-swift package "${swiftpm_flags[@]}" plugin generate-manual \
-    --configuration "$config" --section 6 >&2
-if [ ! -s "$manual" ]; then
-    echo "install.sh: the generate-manual plugin wrote no $manual" >&2
-    exit 1
-fi
-
-# 2. The binary: release links the Swift runtime in, so it runs without the toolchain. Those
+# 1. The binary: release links the Swift runtime in, so it runs without the toolchain. Those
 #    link flags change every compile command, so that build has its own scratch folder
-#    (.build-static): the plugin's build above and this one both stay incremental.
+#    (.build-static), and the development builds in .build stay incremental.
 build_flags=(-c "$config")
 if [ "$config" = release ]; then
     build_flags+=(--static-swift-stdlib --scratch-path .build-static)
 fi
 echo "install: building eggs-tui ($config)" >&2
 swift build "${swiftpm_flags[@]}" "${build_flags[@]}" --product eggs-tui >&2
-bin="$(swift build "${swiftpm_flags[@]}" "${build_flags[@]}" --show-bin-path)/eggs-tui"
+bin_dir=$(swift build "${swiftpm_flags[@]}" "${build_flags[@]}" --show-bin-path)
+bin="$bin_dir/eggs-tui"
 [ -x "$bin" ] || { echo "install.sh: no binary at $bin" >&2; exit 1; }
+
+# 2. The manual page: generate-manual (a product of the swift-argument-parser dependency,
+#    built with the same flags in the same folder, so it reuses the ArgumentParser objects just
+#    built) reads `eggs-tui --experimental-dump-help` and writes eggs-tui.6. SOURCE_DATE_EPOCH,
+#    when set, dates the page (reproducible builds); otherwise it carries today's date.
+echo "install: generating the manual page (swift-argument-parser's generate-manual, $config)" >&2
+swift build "${swiftpm_flags[@]}" "${build_flags[@]}" --product generate-manual >&2
+work=$(mktemp -d "${TMPDIR:-/tmp}/eggs-install.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+date_flags=()
+if [ -n "${SOURCE_DATE_EPOCH:-}" ]; then
+    date_flags=(--date "$(date -u -d "@$SOURCE_DATE_EPOCH" +%F)")
+fi
+"$bin_dir/generate-manual" "$bin" --section 6 "${date_flags[@]}" --output-directory "$work" >&2
+manual="$work/eggs-tui.6"
+if [ ! -s "$manual" ]; then
+    echo "install.sh: generate-manual wrote no $manual" >&2
+    exit 1
+fi
+# generate-manual copies the blank lines of the commands' discussions into the mdoc source,
+# where groff warns "empty input line" (lintian's groff-message); .Pp is mdoc's paragraph break.
+sed -i 's/^[[:space:]]*$/.Pp/' "$manual"
 
 # 3. Install.
 root="$destdir$prefix"
@@ -75,13 +86,16 @@ install -d "$root/$bindir_name" "$root/share/man/man6" \
     "$root/share/fish/vendor_completions.d"
 install -m 0755 "$bin" "$root/$bindir_name/eggs-tui"
 install -m 0644 "$manual" "$root/share/man/man6/eggs-tui.6"
+# The bash script is sourced, not run: its "#!/bin/bash" line goes (lintian's
+# bash-completion-with-hashbang).
 for shell in bash zsh fish; do
+    filter=(cat)
     case $shell in
-        bash) target="$root/share/bash-completion/completions/eggs-tui" ;;
+        bash) target="$root/share/bash-completion/completions/eggs-tui"; filter=(sed '1{/^#!/d}') ;;
         zsh) target="$root/share/zsh/site-functions/_eggs-tui" ;;
         fish) target="$root/share/fish/vendor_completions.d/eggs-tui.fish" ;;
     esac
-    "$bin" --generate-completion-script "$shell" > "$target.tmp"
+    "$bin" --generate-completion-script "$shell" | "${filter[@]}" > "$target.tmp"
     [ -s "$target.tmp" ] || { echo "install.sh: empty $shell completion script" >&2; exit 1; }
     chmod 0644 "$target.tmp"
     mv "$target.tmp" "$target"

@@ -6,11 +6,15 @@
 #   scripts/package-deb.sh [--debug] [OUTDIR]
 #
 # Writes OUTDIR/eggs_<version>_<arch>.deb (OUTDIR defaults to .build/deb) and prints its
-# path. The files are staged by scripts/install.sh (DESTDIR=stage, PREFIX=/usr, --games).
-# --debug packages the debug build (quick, for tests: that binary needs the Swift
-# toolchain's runtime, which no package provides); the default release build links the
-# Swift runtime in, and the Depends line lists the packages that own the shared libraries
-# the binary loads (found with ldd and dpkg -S).
+# path. The files are staged by scripts/install.sh (DESTDIR=stage, PREFIX=/usr, --games),
+# which builds the binary (once); this script adds /usr/share/doc/eggs/copyright (DEP-5,
+# from LICENSE) and changelog.gz. --debug packages the debug build (quick, for tests: that
+# binary needs the Swift toolchain's runtime, which no package provides); the default
+# release build links the Swift runtime in, and the Depends line lists the packages that own
+# the shared libraries the binary loads (found with ldd and dpkg -S). The Maintainer is
+# "$DEBFULLNAME <$DEBEMAIL>" (Debian's variables), by default a placeholder address in the
+# reserved .invalid domain. Dates (changelog, manual page, files) come from SOURCE_DATE_EPOCH,
+# by default the time of the last commit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,7 +24,7 @@ outdir=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --debug) debug=(--debug) ;;
-        -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) echo "package-deb.sh: unknown option '$1'" >&2; usage ;;
         *) [ -z "$outdir" ] || usage; outdir=$1 ;;
     esac
@@ -30,6 +34,13 @@ outdir=${outdir:-.build/deb}
 for tool in dpkg-deb dpkg ldd gzip strip; do
     command -v "$tool" >/dev/null 2>&1 || { echo "package-deb.sh: $tool is missing (scripts/setup.sh installs it)" >&2; exit 2; }
 done
+
+[ -s LICENSE ] || { echo "package-deb.sh: no LICENSE file" >&2; exit 1; }
+maintainer="${DEBFULLNAME:-The eggs developers} <${DEBEMAIL:-eggs@eggs.invalid}>"
+if [ -z "${SOURCE_DATE_EPOCH:-}" ]; then
+    SOURCE_DATE_EPOCH=$(git log -1 --format=%ct 2>/dev/null || date +%s)
+fi
+export SOURCE_DATE_EPOCH
 
 stage=$(mktemp -d "${TMPDIR:-/tmp}/eggs-deb.XXXXXX")
 trap 'rm -rf "$stage"' EXIT
@@ -48,10 +59,6 @@ fi
 
 # Debian keeps manual pages gzipped, and completions where each shell looks for them.
 gzip -9n "$root/usr/share/man/man6/eggs-tui.6"
-install -d "$root/usr/share/doc/eggs"
-cat > "$root/usr/share/doc/eggs/copyright" <<'EOF'
-eggs: a falling-egg puzzle game for Linux terminals, played peer to peer.
-EOF
 
 # Depends: the packages owning the shared libraries the binary loads. Libraries no package
 # owns (the toolchain's Swift runtime in a --debug build) are named on stderr and left out.
@@ -83,13 +90,47 @@ if [ -z "$version" ]; then
     echo "package-deb.sh: eggs-tui --version printed '$said'" >&2; exit 1
 fi
 arch=$(dpkg --print-architecture)
+
+# /usr/share/doc/eggs: the copyright file in Debian's machine-readable format (DEP-5), its
+# notice and license text taken from LICENSE (the MIT license, which DEP-5 calls Expat), and
+# the changelog. The version has no Debian revision (a native package): changelog.gz.
+doc="$root/usr/share/doc/eggs"
+install -d "$doc"
+notice=$(sed -n 's/^Copyright (c) //p' LICENSE | head -n 1)
+[ -n "$notice" ] || { echo "package-deb.sh: LICENSE has no 'Copyright (c)' line" >&2; exit 1; }
+{
+    printf '%s\n' \
+        "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/" \
+        "Upstream-Name: eggs" \
+        "" \
+        "Files: *" \
+        "Copyright: $notice" \
+        "License: Expat" \
+        "Comment: The MIT License: the LICENSE file of the eggs repository." \
+        "" \
+        "License: Expat"
+    # The license text: LICENSE from its first paragraph on, indented by one space, blank
+    # lines written as " ." (DEP-5).
+    awk 'started || /^Permission/ { started = 1; print ($0 == "" ? " ." : " " $0) }' LICENSE
+} > "$doc/copyright"
+commit=$(git rev-parse --short HEAD 2>/dev/null || true)
+{
+    printf 'eggs (%s) unstable; urgency=medium\n\n' "$version"
+    printf '  * Built by scripts/package-deb.sh from the eggs repository%s.\n\n' "${commit:+ at $commit}"
+    printf ' -- %s  %s\n' "$maintainer" "$(date -u -R -d "@$SOURCE_DATE_EPOCH")"
+} | gzip -9n > "$doc/changelog.gz"
+chmod 0644 "$doc/copyright" "$doc/changelog.gz"
+
 size_kib=$(du -sk "$root" | cut -f1)
 install -d "$root/DEBIAN"
+# DEBIAN/md5sums, as dh_md5sums writes it (for dpkg --verify and debsums).
+(cd "$root" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | LC_ALL=C sort -z | xargs -0 md5sum) > "$root/DEBIAN/md5sums"
+chmod 0644 "$root/DEBIAN/md5sums"
 cat > "$root/DEBIAN/control" <<EOF
 Package: eggs
 Version: $version
 Architecture: $arch
-Maintainer: eggs maintainers <eggs@localhost>
+Maintainer: $maintainer
 Installed-Size: $size_kib
 Depends: $depends_line
 Section: games

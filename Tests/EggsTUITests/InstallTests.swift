@@ -4,8 +4,8 @@ import Testing
 
 /// scripts/install.sh and scripts/package-deb.sh, run for real on the debug build (their
 /// `--debug` option: the release build takes many minutes on these machines). The manual
-/// page comes from swift-argument-parser's generate-manual plugin each time; the plugin's
-/// build of the already built package is incremental. The swift calls pass --ignore-lock
+/// page comes from swift-argument-parser's generate-manual tool, run on the built binary each
+/// time; its build reuses what the binary's build compiled. The swift calls pass --ignore-lock
 /// (EGGS_SWIFTPM_FLAGS), since `swift test` holds the build folder's lock meanwhile.
 @Suite("install and package", .serialized, .tags(.slow), .slowTier)
 struct InstallTests {
