@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A tiny eggs bot engine (protocol: README, "External bots").
+"""A tiny eggs bot engine (protocol: docs/formats.md, "The engine protocol").
 
 It drops each pair upright on the lowest column. With --record FILE it also appends its process
 ID (`pid N`) and then each answer it gives to FILE, one line each.

@@ -110,7 +110,7 @@ extension MatchPeer {
         return nil
     }
 
-    /// Whether this peer may start the match now with the ready players (SPEC §1: after 30 s with
+    /// Whether this peer may start the match now with the ready players (docs/playing.md, the lobby: after 30 s with
     /// at least two players ready, a ready player may start): it is a player whose own ready mark
     /// is current, at least two players are ready wanting to play, its first-ready timer has run
     /// ``MatchPeerConfig/startAfterFirstReadyNanoseconds``, and no start is under way. The timer

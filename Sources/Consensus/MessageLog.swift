@@ -3,7 +3,7 @@ import EggPrimitives
 import PeerNet
 import EggGame
 
-/// The message log (SPEC §5): JSON Lines. A header line, then one line per delivered message
+/// The message log (docs/formats.md): JSON Lines. A header line, then one line per delivered message
 /// (in delivery order, the peer's own included) and one per view change, and an end line when
 /// the peer closed it:
 ///
@@ -418,7 +418,7 @@ public struct LogReader: Sendable {
     }
 }
 
-/// The result of `replay --verify` (SPEC §5).
+/// The result of `replay --verify` (docs/formats.md).
 public struct ReplayReport: Sendable {
     public var ok: Bool
     public var messages: Int

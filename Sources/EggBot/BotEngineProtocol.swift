@@ -1,6 +1,6 @@
 import EggGame
 
-/// The line protocol between eggs and an external bot engine (README, "External bots"): pure
+/// The line protocol between eggs and an external bot engine (docs/formats.md, the engine protocol): pure
 /// formatting of what eggs says and validation of what the engine answers.
 ///
 /// ```

@@ -131,7 +131,7 @@ public struct Board: Sendable, Hashable {
         return occupied & cells != 0
     }
 
-    /// Whether a pair spawning by `rules` would top out (SPEC §2.1 and §2.2 game over).
+    /// Whether a pair spawning by `rules` would top out (docs/rules.md game over).
     public func isSpawnBlocked(rules: RuleSet) -> Bool {
         let y = Board.rowsCount - 1 - rules.spawnRow
         var cells = Board.bit(column: rules.spawnColumn, y: y)
@@ -379,7 +379,7 @@ public struct Board: Sendable, Hashable {
 
     // MARK: Garbage
 
-    /// Where `count` garbage eggs are put before they fall (SPEC §2.1), in placement order.
+    /// Where `count` garbage eggs are put before they fall (docs/rules.md, `sfe`), in placement order.
     ///
     /// A column's height is its count of contiguous eggs from the bottom; columns are ordered by
     /// height, ties with the higher column index first. Level starts at the lowest height; each
@@ -411,7 +411,7 @@ public struct Board: Sendable, Hashable {
         return placed
     }
 
-    /// Where `count` garbage eggs are put before they fall by `tsu`'s pattern (SPEC §2.2): one
+    /// Where `count` garbage eggs are put before they fall by `tsu`'s pattern (docs/rules.md, `tsu`): one
     /// egg in every column for each 6, one more in each of `extraColumns` (the remaining 1–5),
     /// from the grid's top row (`topRow`) down into the column's empty cells; at most `dropMax`
     /// eggs, and eggs finding no empty cell are discarded. The board must be settled.

@@ -108,7 +108,7 @@ extension Board {
 }
 
 /// The outcome of ``resolveBoard(_:incoming:rules:)``: the chain, the garbage it sends, the ticks
-/// from the lock to the next spawn and the final board. (`eggs-tui resolve` prints it as SPEC §4's
+/// from the lock to the next spawn and the final board. (`eggs-tui resolve` prints it as docs/formats.md's
 /// JSON with the one JSON encoder of the project.)
 public struct ResolveReport: Sendable, Hashable {
     public var rules: RuleSet

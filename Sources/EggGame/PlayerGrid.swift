@@ -82,7 +82,7 @@ public enum EggActivity: Sendable, Hashable {
     case popping(ticksLeft: Int)
 }
 
-/// One player's grid as a replicated, deterministic state machine (SPEC §2.1): driven by explicit
+/// One player's grid as a replicated, deterministic state machine (docs/rules.md, `sfe`): driven by explicit
 /// inputs only, ticks included, never by a clock of its own.
 ///
 /// The owner and every mirror apply the same ordered inputs and reach the same state at the same

@@ -1,4 +1,4 @@
-/// One rule set: every size, timing and algorithm choice the engine is built from (SPEC §2).
+/// One rule set: every size, timing and algorithm choice the engine is built from (docs/rules.md).
 ///
 /// The engine reads these values; it never asks which rule set it runs. A rule set is agreed at
 /// match start and named in the log header.
@@ -26,11 +26,11 @@ public struct RuleSet: Sendable, Hashable {
     public enum GarbageFormula: Sendable, Hashable {
         /// `sfe`: step 1 sends popped − 3, each later step popped + 2.
         case sfeSteps
-        /// `tsu`: a score per step, and garbage from the score by target points (SPEC §2.2).
+        /// `tsu`: a score per step, and garbage from the score by target points (docs/rules.md, `tsu`).
         case score(Scoring)
     }
 
-    /// The score and target points of `tsu` (SPEC §2.2).
+    /// The score and target points of `tsu` (docs/rules.md, `tsu`).
     public struct Scoring: Sendable, Hashable {
         /// Chain power for steps 1, 2, …; steps past the end use the last value.
         public var chainPower: [Int]
@@ -142,7 +142,7 @@ public struct RuleSet: Sendable, Hashable {
     public var startingHeights: ClosedRange<Int>
     public var bestOfDefault: Int
 
-    /// Super Foul Egg, exactly (SPEC §2.1).
+    /// Super Foul Egg, exactly (docs/rules.md, `sfe`).
     public static let sfe = RuleSet(
         name: "sfe", columns: 6, rows: 15, garbageOnlyRows: 3, hiddenRows: 0, spawnColumn: 2, spawnRow: 3,
         spawnOrientation: .right, topOut: .eitherSpawnCell, rotation: .boxNoKick,
@@ -152,7 +152,7 @@ public struct RuleSet: Sendable, Hashable {
         garbageFormula: .sfeSteps, placement: .levels, offsetting: false, nextPairsShown: 1,
         speeds: 0...9, startingHeights: 0...9, bestOfDefault: 3)
 
-    /// Puyo Puyo Tsu for competitive players (SPEC §2.2): 6 × 12 visible rows and a hidden 13th
+    /// Puyo Puyo Tsu for competitive players (docs/rules.md, `tsu`): 6 × 12 visible rows and a hidden 13th
     /// (``Board`` rows 2–14; row 2 hidden), the pivot spawning at column 2 of the top visible row
     /// with the child above it. Chains take sfe's time: landing 15 ticks, popping 13, a fall pass
     /// every 2 ticks, garbage half a cell a tick and a 17-tick bounce; the pair moves in half cells

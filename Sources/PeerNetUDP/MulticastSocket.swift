@@ -5,7 +5,7 @@ import Synchronization
 import Glibc
 #endif
 
-/// Where a peer's datagrams go: the multicast group, port, interface and TTL (SPEC §3).
+/// Where a peer's datagrams go: the multicast group, port, interface and TTL (docs/playing.md and docs/network.md).
 public struct MulticastOptions: Sendable, Hashable {
     /// The IPv4 multicast group, `239.255.77.77` by default.
     public var group: String

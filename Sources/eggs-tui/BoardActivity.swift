@@ -3,7 +3,7 @@ import EggGame
 /// What a board draws of a chain in time and of the garbage queued against its player. The
 /// drawing (`MatchView`) reads only this, on owners and mirrors alike.
 ///
-/// `GridActivity` feeds it from what ``PlayerGrid`` reports as it resolves in time (SPEC §2.1
+/// `GridActivity` feeds it from what ``PlayerGrid`` reports as it resolves in time (docs/rules.md, `sfe`
 /// timing): the per-egg activity, the current chain step and the steps so far.
 protocol BoardActivity {
     /// Whether the egg at `column`, `row` (0 = top) is popping now (drawn flashing).

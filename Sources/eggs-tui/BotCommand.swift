@@ -117,7 +117,7 @@ final class BotPeer {
 
 }
 
-/// When a bot has failed by stalling (SPEC §3): it never formed a group with another peer within
+/// When a bot has failed by stalling (docs/playing.md and docs/network.md): it never formed a group with another peer within
 /// `groupTimeout` of its start, or progress was expected (a match, a start with the players
 /// there, a snapshot awaited) and no message was delivered for `stallTimeout`. Pure: the
 /// caller feeds it samples and the time.
@@ -184,7 +184,7 @@ extension MatchPeer {
 }
 
 extension EggsCommand {
-    /// Headless bot peers (SPEC §3).
+    /// Headless bot peers (docs/playing.md and docs/network.md).
     struct Bot: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Run headless bot peers that play matches on the network.",
@@ -208,7 +208,7 @@ extension EggsCommand {
 
         @Option(help: ArgumentHelp(
             "An external engine choosing each bot's placements (a shell command; one process per bot).",
-            discussion: "It speaks the line protocol of the README ('External bots') on its stdin and stdout and plays at the pace of --level. A bad line, a silent engine or one that exits: one line naming it, exit 2."))
+            discussion: "It speaks the line protocol of docs/formats.md (the engine protocol) on its stdin and stdout and plays at the pace of --level. A bad line, a silent engine or one that exits: one line naming it, exit 2."))
         var engine: String?
 
         @Option(name: .customLong("engine-timeout"), parsing: .unconditional, help: "Milliseconds an engine may take to answer (1 to 60000).")
@@ -359,7 +359,7 @@ extension EggsCommand {
     }
 }
 
-/// One bot's part of the `--summary` JSON (SPEC §5).
+/// One bot's part of the `--summary` JSON (docs/formats.md).
 struct BotReport {
     var peer: PeerID
     var role: String

@@ -6,7 +6,7 @@ import PeerNet
 import Glibc
 #endif
 
-/// Renders a message log headless into an asciicast v2 recording (SPEC §3, `replay --cast`):
+/// Renders a message log headless into an asciicast v2 recording (docs/formats.md, recordings):
 /// the match as the replay shows it, at the speed it was played (divided by `--speed`),
 /// with a marker event (`"m"`) at every chain of 3 or more. No terminal is needed.
 ///

@@ -11,7 +11,7 @@ import Glibc
 /// board differently from its frame before (a cell, a popping mark, the counter or the flash phase changed), and
 /// carried counts the pictures of a mirrored board whose cells changed while it was carried on
 /// by the screen's own ticks beyond the mirror's stream (``RemoteBoard/ahead``): a mirror that
-/// drew a chain only when the owner's ticks arrived would carry none. The README's performance
+/// drew a chain only when the owner's ticks arrived would carry none. docs/measurements.md's
 /// table gives frames per chain step from it.
 final class ChainFrames {
     enum Kind: String, CaseIterable {

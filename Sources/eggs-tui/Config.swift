@@ -4,7 +4,7 @@ import TOMLKit
 import Glibc
 #endif
 
-/// The defaults a player sets once, from `$XDG_CONFIG_HOME/eggs/config.toml` (SPEC §3).
+/// The defaults a player sets once, from `$XDG_CONFIG_HOME/eggs/config.toml` (docs/playing.md and docs/network.md).
 /// Command-line flags win over every value here. Example:
 ///
 ///     name = "ada"

@@ -7,7 +7,7 @@ import SystemPackage
 import Glibc
 #endif
 
-/// A peer's message log on disk (SPEC §5): append-only, one sealed line per message (each
+/// A peer's message log on disk (docs/formats.md): append-only, one sealed line per message (each
 /// carries the running digest, see ``LogDigest``).
 ///
 /// Lines are written by a writer thread of the log's own, so neither the digest nor the disk
@@ -89,7 +89,7 @@ final class LogFile: @unchecked Sendable {
     /// Queues one line (a JSON object without its digest) for the writer; never blocks on the disk.
     func write(_ line: String) { enqueue(.line(line)) }
 
-    /// Queues the line of a PeerNet event (SPEC §5; events without a line are skipped by the writer).
+    /// Queues the line of a PeerNet event (docs/formats.md; events without a line are skipped by the writer).
     func write(event: PeerNetEvent, atMicroseconds: Int64) { enqueue(.event(event, atMicroseconds: atMicroseconds)) }
 
     private func enqueue(_ item: Item) {

@@ -5,7 +5,7 @@ import PeerNetUDP
 import Glibc
 #endif
 
-/// The network options every networked subcommand shares (SPEC §3). Room, group, port and
+/// The network options every networked subcommand shares (docs/playing.md and docs/network.md). Room, group, port and
 /// interface fall back to the config file (``Config``), then to their defaults.
 struct NetworkOptions: ParsableArguments {
     @Option(name: .customLong("room"), help: "The room to join; peers in other rooms are ignored (default: eggs).")

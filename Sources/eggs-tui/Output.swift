@@ -116,7 +116,7 @@ enum WholeFile {
     }
 }
 
-/// A failure to report as one line on stderr with a SPEC §3 exit status.
+/// A failure to report as one line on stderr with an exit status of docs/formats.md.
 struct CommandFailure: Error, CustomStringConvertible {
     /// 1: a failure the run detected; 2: bad usage or bad input.
     let status: Int32

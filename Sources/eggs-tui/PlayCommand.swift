@@ -47,7 +47,7 @@ struct MatchSettingsOptions: ParsableArguments {
         guard [1, 3, 5, 7].contains(bestOf) else { throw ValidationError("--best-of must be 1, 3, 5 or 7") }
     }
 
-    /// `--starting-height` within the rule set's range (SPEC §2.1: `sfe` 0–9; §2.2 gives `tsu` none).
+    /// `--starting-height` within the rule set's range (docs/rules.md: `sfe` 0–9, `tsu` none).
     static func validateStartingHeight(_ height: Int, rules: RuleSet) throws {
         guard rules.startingHeights.contains(height) else {
             let range = rules.startingHeights

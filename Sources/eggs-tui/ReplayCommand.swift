@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 extension EggsCommand {
-    /// Plays a recorded match back, or verifies it headless (SPEC §3, §5).
+    /// Plays a recorded match back, or verifies it headless (docs/playing.md, docs/formats.md).
     struct Replay: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Play a recorded match back from any peer's message log, or verify it.",

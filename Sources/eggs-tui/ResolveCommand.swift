@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 extension EggsCommand {
-    /// The chain calculator of SPEC §4.
+    /// The chain calculator of docs/rules.md.
     struct Resolve: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Resolve a board's chain and print it as JSON.",
@@ -47,7 +47,7 @@ extension EggsCommand {
             }
         }
 
-        /// SPEC §4's object, from the one JSON encoder: rules, chain, steps, garbage, ticks, board.
+        /// the object of docs/formats.md, from the one JSON encoder: rules, chain, steps, garbage, ticks, board.
         static func json(_ report: ResolveReport) -> JSONValue {
             .object([
                 ("rules", .string(report.rules.name)),

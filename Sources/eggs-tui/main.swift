@@ -3,7 +3,7 @@ import ArgumentParser
 import Glibc
 #endif
 
-// SPEC §3 exit statuses: 0 success, 1 a failure the run detected, 2 bad usage or bad
+// The exit statuses (docs/formats.md): 0 success, 1 a failure the run detected, 2 bad usage or bad
 // input, with one line on stderr naming what was wrong. ArgumentParser's own usage
 // status (64) is mapped to 2.
 // Logs are written by threads of their own: every queued line reaches its file before exit.

@@ -48,7 +48,7 @@ struct StartingHeightTests {
             bad[index] |= height << 4
             #expect(MatchMessage.decode(bad) == nil, "height \(height)")
         }
-        // tsu has no starting height (SPEC §2.2 lists speed, colours and best of N): only 0.
+        // tsu has no starting height (docs/rules.md lists speed, colours and best of N): only 0.
         let tsu = MatchSettings(speed: 9, colors: 5, gamesPerMatch: 3, ruleSet: .tsu)
         #expect(tsu.isValid)
         #expect(!MatchSettings(speed: 9, colors: 5, gamesPerMatch: 3, ruleSet: .tsu, startingHeight: 1).isValid)

@@ -14,13 +14,13 @@ struct NotationTests {
         #expect(board[column: 3, row: 14] == .egg(.orange))
     }
 
-    /// The report as SPEC §4 lists it: chain, (popped, garbageCleared) per step, garbage, rows.
+    /// The report as docs/rules.md lists it: chain, (popped, garbageCleared) per step, garbage, rows.
     /// (The JSON text itself comes from eggs-tui's one JSON encoder; CommandLineTests check it.)
     func fields(_ report: ResolveReport) -> (Int, [[Int]], Int, [String]) {
         (report.chain.chain, report.chain.steps.map { [$0.popped, $0.garbageCleared] }, report.chain.garbage, report.board.notationRows)
     }
 
-    @Test("resolve of the SPEC example: two steps, 8 garbage, an empty board")
+    @Test("resolve of the worked example in docs/formats.md: two steps, 8 garbage, an empty board")
     func specExampleJSON() throws {
         let report = try resolveBoard(".B....\nRBB.#.\nRRRBB.\n", incoming: 0)
         #expect(fields(report) == (2, [[4, 0], [5, 1]], 8, Array(repeating: "......", count: 15)))

@@ -53,7 +53,7 @@ struct ChainTests {
         #expect(report.board == Board())
     }
 
-    @Test("a 2-step chain popping 4 then 5 with one garbage cleared sends 8 (the SPEC example)")
+    @Test("a 2-step chain popping 4 then 5 with one garbage cleared sends 8 (the example of docs/formats.md)")
     func specExampleChain() {
         let report = resolve(board: board(".B....", "RBB.#.", "RRRBB."), incoming: 0)
         #expect(report.chain.steps == [ChainStep(popped: 4, garbageCleared: 0), ChainStep(popped: 5, garbageCleared: 1)])
@@ -141,7 +141,7 @@ struct StartingGridTests {
         _ = played.ticksUntilSettled()
         #expect(played.board.notationRows.suffix(4) == ["..RB..", "######", "######", "######"])
         #expect(RuleSet.sfe.startingHeights == 0...9)
-        // SPEC §2.2 lists tsu's settings as speed, colours and best of N: no starting height.
+        // docs/rules.md lists tsu's settings as speed, colours and best of N: no starting height.
         #expect(RuleSet.tsu.startingHeights == 0...0)
         let tsu = PlayerGrid(startingHeight: 0, rules: .tsu, garbageSeed: 99)
         #expect(tsu.board.notationRows(rows: 13) == Array(repeating: "......", count: 13))

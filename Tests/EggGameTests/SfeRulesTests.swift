@@ -29,7 +29,7 @@ extension PlayerGrid {
     }
 }
 
-@Suite("sfe: the grid, spawn, moves and rotation (SPEC §2.1)")
+@Suite("sfe: the grid, spawn, moves and rotation (docs/rules.md, `sfe`)")
 struct SfeMoveTests {
     @Test("the rule set is the engine's: 6×15, spawn at (2,3)/(3,3), drop interval max(2, 38 − 4·speed)")
     func ruleSetValues() {

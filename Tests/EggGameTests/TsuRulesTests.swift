@@ -27,7 +27,7 @@ func tsuPicture(_ grid: PlayerGrid, rows: ClosedRange<Int> = 2...14) -> [String]
 /// Columns 0–3 of rows 4–14 in a checker of B and Y (no group anywhere), for stacks to build on.
 let checkerRows = (4...14).map { row in String((0..<6).map { $0 < 4 ? (($0 + row) % 2 == 0 ? Character("B") : Character("Y")) : Character(".") }) }
 
-@Suite("tsu: the grid, spawn, rotation and kicks (SPEC §2.2)")
+@Suite("tsu: the grid, spawn, rotation and kicks (docs/rules.md, `tsu`)")
 struct TsuMoveTests {
     @Test("the rule set: 13 rows (Board rows 2–14, row 2 hidden), spawn at (2,3) child above, two next pairs")
     func ruleSetValues() {
@@ -189,7 +189,7 @@ struct TsuMoveTests {
     }
 }
 
-@Suite("tsu: the hidden row, scoring and garbage (SPEC §2.2)")
+@Suite("tsu: the hidden row, scoring and garbage (docs/rules.md, `tsu`)")
 struct TsuScoringTests {
     @Test("eggs in the hidden row neither join groups nor are cleared as garbage")
     func hiddenRow() throws {
@@ -226,7 +226,7 @@ struct TsuScoringTests {
         #expect((grid.score, grid.garbagePending, grid.scoreRemainder) == (360, 5, 10))
     }
 
-    @Test("score = 10 · PC · clamp(CP + CB + GB, 1, 999) with the SPEC's tables")
+    @Test("score = 10 · PC · clamp(CP + CB + GB, 1, 999) with the tables of docs/rules.md")
     func scoreTables() {
         let s = RuleSet.Scoring.tsu
         #expect(s.chainPower.prefix(8) == [0, 8, 16, 32, 64, 96, 128, 160])

@@ -4,7 +4,7 @@ import PeerNet
 import Testing
 @testable import eggs_tui
 
-/// Stalls are failures (SPEC §3): the bot's stall watch, and a lone bot over a real socket on
+/// Stalls are failures (docs/playing.md and docs/network.md): the bot's stall watch, and a lone bot over a real socket on
 /// 127.0.0.1.
 @Suite("stalls", .tags(.slow), .slowTier)
 struct StallTests {
