@@ -26,66 +26,34 @@ import EggPrimitives
 /// coordinator) and enter the peer table without a handshake of their own.
 extension ReliableMulticast {
     /// Targets queued for the next challenge datagram (also the cap of one datagram).
-    static let challengeQueueMax = Wire.challengeEntriesMax
-    /// Recently challenged candidates remembered (to challenge each at most every `rechallengeNanoseconds`).
-    static let challengedRecentlyMax = 128
-    static let rechallengeNanoseconds: UInt64 = 100_000_000
-    static let challengeSpacingNanoseconds: UInt64 = 10_000_000
-    /// A cookie is valid in the epoch it was made and the next one.
-    static let cookieEpochNanoseconds: UInt64 = 2_000_000_000
-    /// Responses sent per heartbeat interval at most (challenges naming us can be replayed or forged).
-    static let responsesPerIntervalMax = 64
-    /// Superseded incarnations remembered (their datagrams are stale).
-    static let retiredMax = 64
-
-    /// The cookie for `target` in `epoch`: a keyed hash under this incarnation's secret.
-    func cookie(for target: Member, epoch: UInt64) -> UInt64 {
-        var w = BigEndianByteWriter(capacity: 32)
-        w.u64(cookieSecret)
-        w.u64(epoch)
-        w.u64(target.id.raw)
-        w.u64(target.incarnation)
-        return FNV1a64.hash(w.bytes, seed: cookieSecret ^ 0x9E37_79B9_7F4A_7C15)
-    }
+    static var challengeQueueMax: Int { Handshake.queueMax }
+    static var challengedRecentlyMax: Int { Handshake.challengedRecentlyMax }
+    static var rechallengeNanoseconds: UInt64 { Handshake.rechallengeNanoseconds }
+    static var retiredMax: Int { Handshake.retiredMax }
 
     func isValidCookie(_ value: UInt64, for target: Member, now: NetTime) -> Bool {
-        let epoch = now.nanoseconds / Self.cookieEpochNanoseconds
-        if cookie(for: target, epoch: epoch) == value { return true }
-        return epoch > 0 && cookie(for: target, epoch: epoch - 1) == value
+        handshake.isValidCookie(value, for: target, now: now)
     }
 
     /// Some sender was challenged within the last `rechallengeNanoseconds` (or is queued) and
     /// has not answered yet: a fresh peer waits a little before founding a group without it.
-    func handshakesPending(now: NetTime) -> Bool {
-        !challengeQueue.isEmpty || challengedAt.values.contains { now.nanoseconds(since: $0) < Self.rechallengeNanoseconds }
-    }
+    func handshakesPending(now: NetTime) -> Bool { handshake.isPending(now: now) }
 
     /// Whether `m` is an incarnation that a newer proven one superseded.
-    func isRetired(_ m: Member) -> Bool { retired.contains(m) }
+    func isRetired(_ m: Member) -> Bool { handshake.isRetired(m) }
 
     /// Queues `candidate` for a challenge (bounded; a full queue drops it: it is heard again).
     func queueChallenge(_ candidate: Member, now: NetTime) {
-        guard !isLeft, candidate.id != me.id else { return }
-        if let at = challengedAt[candidate], now.nanoseconds(since: at) < Self.rechallengeNanoseconds { return }
-        guard challengeQueue.count < Self.challengeQueueMax, !challengeQueue.contains(candidate) else { return }
-        challengeQueue.append(candidate)
-        let earliest = lastChallengeSentAt.map { $0.adding(nanoseconds: Self.challengeSpacingNanoseconds) } ?? now
-        timers[.challenge] = max(earliest, now)
+        guard !isLeft, candidate.id != me.id, let at = handshake.enqueue(candidate, now: now) else { return }
+        timers[.challenge] = at
     }
 
     /// Sends the queued challenges in one datagram (the `.challenge` timer fired).
     func sendChallenges(now: NetTime) {
         timers[.challenge] = nil
-        guard !challengeQueue.isEmpty, !isLeft else { return }
-        let epoch = now.nanoseconds / Self.cookieEpochNanoseconds
-        let entries = challengeQueue.map { ChallengeEntry(target: $0, cookie: cookie(for: $0, epoch: epoch)) }
-        challengeQueue.removeAll(keepingCapacity: true)
-        if challengedAt.count + entries.count > Self.challengedRecentlyMax {
-            challengedAt = challengedAt.filter { now.nanoseconds(since: $0.value) < Self.rechallengeNanoseconds }
-            if challengedAt.count + entries.count > Self.challengedRecentlyMax { challengedAt.removeAll() }
-        }
-        for e in entries { challengedAt[e.target] = now }
-        lastChallengeSentAt = now
+        guard !isLeft else { return }
+        let entries = handshake.takeChallenges(now: now)
+        guard !entries.isEmpty else { return }
         stats.challengesSent += 1
         emit(.challenge(entries))
     }
@@ -93,11 +61,10 @@ extension ReliableMulticast {
     /// Answers every entry naming this incarnation (within the response budget).
     func handleChallenge(_ entries: [ChallengeEntry], from challenger: Member) {
         for e in entries where e.target == me {
-            guard responsesThisInterval < Self.responsesPerIntervalMax else {
+            guard handshake.takeResponse() else {
                 stats.responsesSuppressed += 1
                 return
             }
-            responsesThisInterval += 1
             stats.responsesSent += 1
             emit(.response(challenger: challenger, cookie: e.cookie))
         }
@@ -115,16 +82,14 @@ extension ReliableMulticast {
         var info = PeerInfo(incarnation: m.incarnation, lastHeard: now)
         _ = info.acceptPacket(packet)
         peers[m.id] = info
-        challengedAt[m] = nil
+        handshake.proved(m)
         stats.peersProven += 1
         return true
     }
 
     /// `old` is dead: remembered as stale; reported when it is a member of the installed view.
     func retire(_ old: Member) {
-        guard !retired.contains(old) else { return }
-        if retired.count >= Self.retiredMax { retired.removeFirst() }
-        retired.append(old)
+        guard handshake.retire(old) else { return }
         if members.contains(old) { events.append(.incarnationEnded(peer: old.id)) }
     }
 

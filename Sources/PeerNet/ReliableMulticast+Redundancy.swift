@@ -29,15 +29,6 @@ import EggPrimitives
 extension ReliableMulticast {
     /// A datagram with more new own messages than this is bulk: no copies.
     static let redundancyBulkItemsMax = 4
-    /// Width of one bucket of the own send rate.
-    static let redundancyRateBucketNanoseconds: UInt64 = 50_000_000
-    /// Weight of one packet in the loss estimate.
-    static let redundancyLossGain = 1.0 / 32
-    /// Packet numbers judged at most for one packet heard (a forged jump cannot pin the level).
-    static let redundancyGapMax: UInt64 = 16
-    /// A packet number is judged lost once the sender's highest is this far past it and it did
-    /// not arrive (datagrams overtaking each other by fewer packets are no loss).
-    static let redundancyReorderHorizon: UInt64 = 8
     /// Below this estimate no loss is seen: level 0.
     static let redundancyLossMin = 0.002
     /// The level is raised until estimate^(level + 1) is at most this.
@@ -46,52 +37,18 @@ extension ReliableMulticast {
     /// Whether redundancy is on at all.
     var redundancyEnabled: Bool { config.redundancyBytesMax > 0 && config.redundancyCopiesMax > 0 }
 
-    /// The loss estimate decayed to `now` (halves in `redundancyLossHalfLifeNanoseconds`).
-    func decayLossEstimate(now: NetTime) {
-        let elapsed = now.nanoseconds(since: lossEstimateAt)
-        lossEstimateAt = max(lossEstimateAt, now)
-        guard elapsed > 0, lossEstimate > 0 else { return }
-        let halfLife = Double(max(1, config.redundancyLossHalfLifeNanoseconds))
-        lossEstimate *= halfLife / (halfLife + Double(elapsed))
-        if lossEstimate < 1e-6 { lossEstimate = 0 }
-    }
-
-    /// A packet of a known peer was accepted: `highestBefore` and `bitmapBefore` are its replay
-    /// window before (0: nothing heard yet). Each packet number is judged once, when the highest
-    /// moves `redundancyReorderHorizon` past it: received or lost. So reordering within the
-    /// horizon is not loss, and a forged jump judges at most `redundancyGapMax` numbers.
+    /// A packet of a known peer was accepted (`highestBefore`, `bitmapBefore`: its replay window
+    /// before): its packet numbers are judged in the loss estimate (`Redundancy.judgePackets`).
     func noteInboundPacket(_ packet: UInt64, highestBefore: UInt64, bitmapBefore: UInt64, firstHeard: UInt64, now: NetTime) {
-        guard redundancyEnabled, highestBefore > 0, packet > highestBefore else { return }
-        let horizon = Self.redundancyReorderHorizon
-        // Numbers now more than `horizon` behind `packet` that were within it before.
-        let first = max(firstHeard, highestBefore > horizon ? highestBefore - horizon + 1 : 1)
-        guard packet > horizon else { return }
-        let last = packet - horizon
-        guard first <= last else { return }
-        decayLossEstimate(now: now)
-        let gain = Self.redundancyLossGain
-        var number = max(first, last >= Self.redundancyGapMax ? last - Self.redundancyGapMax + 1 : 1)
-        while number <= last {
-            let received: Bool
-            if number > highestBefore {
-                received = false  // skipped over by this packet: never arrived
-            } else if number == highestBefore {
-                received = true
-            } else {
-                let distance = highestBefore - number
-                received = distance <= 64 && bitmapBefore & (1 << (distance - 1)) != 0
-            }
-            lossEstimate += gain * ((received ? 0 : 1) - lossEstimate)
-            number += 1
-        }
+        guard redundancyEnabled else { return }
+        redundancy.judgePackets(upTo: packet, highestBefore: highestBefore, bitmapBefore: bitmapBefore, firstHeard: firstHeard, now: now)
     }
 
     /// A member NACKed an own message: it saw a loss (perhaps one this peer cannot see: loss on
     /// its path alone). Counted like one lost packet.
     func noteOwnNack(now: NetTime) {
         guard redundancyEnabled else { return }
-        decayLossEstimate(now: now)
-        lossEstimate += Self.redundancyLossGain * (1 - lossEstimate)
+        redundancy.noteLoss(now: now)
     }
 
     /// The level for the estimate (0 when no loss is seen), at least `redundancyLevelMin`.
@@ -109,24 +66,14 @@ extension ReliableMulticast {
 
     /// The level now: 0 when off, not a member, or under bulk load.
     func currentRedundancyLevel(now: NetTime) -> Int {
-        guard redundancyEnabled, status == .member, members.count > 1, !isBulkRate(now: now), !isWindowFilling else { return 0 }
-        decayLossEstimate(now: now)
-        return Self.redundancyLevel(loss: lossEstimate, copiesMax: config.redundancyCopiesMax, levelMin: config.redundancyLevelMin)
+        guard redundancyEnabled, status == .member, members.count > 1, !redundancy.isBulkRate(now: now), !isWindowFilling else { return 0 }
+        redundancy.decayLossEstimate(now: now)
+        return Self.redundancyLevel(loss: redundancy.lossEstimate, copiesMax: config.redundancyCopiesMax, levelMin: config.redundancyLevelMin)
     }
 
     /// Counts an own message going out in the send-rate buckets.
     func countOwnTransmission(now: NetTime) {
-        rollRateBuckets(now: now)
-        rateBucketCount += 1
-    }
-
-    func rollRateBuckets(now: NetTime) {
-        let width = Self.redundancyRateBucketNanoseconds
-        let elapsed = now.nanoseconds(since: rateBucketStart)
-        guard elapsed >= width else { return }
-        ratePreviousCount = elapsed >= 2 * width ? 0 : rateBucketCount
-        rateBucketCount = 0
-        rateBucketStart = NetTime(nanoseconds: now.nanoseconds - now.nanoseconds % width)
+        redundancy.countOwnTransmission(now: now)
     }
 
     /// More than an eighth of the send window is not yet stable: bulk (at game rate a window
@@ -136,14 +83,6 @@ extension ReliableMulticast {
         return lastSentSeq - floor > UInt64(max(1, config.windowSizeMax / 8))
     }
 
-    /// More own messages a second than `redundancyRateMaxPerSecond`, over the last two buckets.
-    func isBulkRate(now: NetTime) -> Bool {
-        rollRateBuckets(now: now)
-        let perTwoBuckets = UInt64(rateBucketCount + ratePreviousCount)
-        let allowed = UInt64(max(0, config.redundancyRateMaxPerSecond)) * 2 * Self.redundancyRateBucketNanoseconds / 1_000_000_000
-        return perTwoBuckets > allowed
-    }
-
     /// After own messages up to `seq` were queued by `send`: sets the level the next data
     /// datagram uses for copies and arms the echoes of this send.
     func noteGameRateSend(seq: UInt64, now: NetTime) {
@@ -151,18 +90,16 @@ extension ReliableMulticast {
         let echoes = min(level, config.redundancyEchoesMax)
         // With echoes, one piggybacked copy covers what they all missed (rare: loss^(echoes + 1));
         // without, the piggybacked copies are the redundancy.
-        redundancyLevelNow = echoes > 0 ? min(level, 1) : level
+        redundancy.levelNow = echoes > 0 ? min(level, 1) : level
         guard echoes > 0, outData.count <= Self.redundancyBulkItemsMax else {
             // A burst (or no loss seen): no echoes of it (the common case touches no table).
-            if echoesLeft > 0 || echoFromSeq != 0 {
+            if redundancy.hasEchoes {
                 timers[.echo] = nil
-                echoesLeft = 0
-                echoFromSeq = 0
+                redundancy.clearEchoes()
             }
             return
         }
-        if echoesLeft == 0 || echoFromSeq == 0 { echoFromSeq = seq }
-        echoesLeft = echoes
+        redundancy.armEchoes(echoes, from: seq)
         if timers[.echo] == nil { timers[.echo] = now.adding(nanoseconds: max(1, config.redundancyEchoDelayNanoseconds)) }
     }
 
@@ -170,46 +107,44 @@ extension ReliableMulticast {
     /// stable, newest first within the budget (sent in seq order). Re-arms while echoes remain.
     func fireEcho(now: NetTime) {
         timers[.echo] = nil
-        guard status == .member, echoesLeft > 0, let stream = streams[me.id] else {
-            echoesLeft = 0
-            echoFromSeq = 0
+        guard status == .member, redundancy.echoesLeft > 0, let stream = streams[me.id] else {
+            redundancy.clearEchoes()
             return
         }
         // Echo only what went out: a message still queued goes out in the next datagram anyway.
         var items: [DataItem] = []
         var budget = min(config.redundancyBytesMax, config.datagramBytesMax - Wire.headerBytes - Wire.trailerBytesMax - Wire.dataPrefixBytes)
         var seq = wireSeq
-        while seq >= max(echoFromSeq, stream.stableFloor + 1), seq > 0, items.count < Wire.itemsPerDatagramMax {
+        while seq >= max(redundancy.echoFromSeq, stream.stableFloor + 1), seq > 0, items.count < Wire.itemsPerDatagramMax {
             guard let item = stream.messages[seq], item.viewID == viewID, item.encodedBytes <= budget else { break }
             items.append(item)
             budget -= item.encodedBytes
             seq -= 1
         }
-        echoesLeft -= 1
+        redundancy.echoSent()
         if !items.isEmpty {
             stats.echoesSent += 1
             stats.messagesCopied += UInt64(items.count)
             emit(.data(items.reversed()))
         }
-        if echoesLeft > 0, !items.isEmpty {
+        if redundancy.echoesLeft > 0, !items.isEmpty {
             timers[.echo] = now.adding(nanoseconds: max(1, config.redundancyEchoDelayNanoseconds))
         } else {
-            echoesLeft = 0
-            echoFromSeq = 0
+            redundancy.clearEchoes()
         }
     }
 
     /// Appends to a data datagram being encoded (its new own messages start at `firstNewSeq`)
-    /// copies of the `redundancyLevelNow` own messages before them that are not yet stable.
+    /// copies of the `redundancy.levelNow` own messages before them that are not yet stable.
     /// At game rate a message is sent again in up to `level` echoes 1, 2, 3 ms after it and
     /// with the next datagram (16 ms later at 60 a second).
     /// Returns how many items it appended.
     func appendCopies(before firstNewSeq: UInt64, into w: inout BigEndianByteWriter, limit: Int, itemsRoom: Int) -> Int {
-        guard redundancyLevelNow > 0, let stream = streams[me.id] else { return 0 }
+        guard redundancy.levelNow > 0, let stream = streams[me.id] else { return 0 }
         var budget = config.redundancyBytesMax
         var copies = 0
         var seq = firstNewSeq - 1
-        while copies < min(redundancyLevelNow, itemsRoom), seq > stream.stableFloor {
+        while copies < min(redundancy.levelNow, itemsRoom), seq > stream.stableFloor {
             guard let item = stream.messages[seq], item.viewID == viewID,
                   item.encodedBytes <= budget, w.bytes.count + item.encodedBytes <= limit else { break }
             Wire.encodeItem(item, into: &w)

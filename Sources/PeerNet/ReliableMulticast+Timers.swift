@@ -85,7 +85,7 @@ extension ReliableMulticast {
         case .challenge:
             sendChallenges(now: now)
         case .heartbeat:
-            responsesThisInterval = 0
+            handshake.newInterval()
             emitHeartbeat(now: now)
             timers[.heartbeat] = now.adding(nanoseconds: config.heartbeatIntervalNanoseconds)
         case .report:

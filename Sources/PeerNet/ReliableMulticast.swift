@@ -296,18 +296,8 @@ public final class ReliableMulticast {
     var probeArmedSeq: UInt64 = 0
 
     // Redundancy (ReliableMulticast+Redundancy.swift).
-    /// Estimated fraction of packets lost (members' packet numbers, NACKs), as of `lossEstimateAt`.
-    var lossEstimate: Double = 0
-    var lossEstimateAt = NetTime.zero
-    /// Copies the next data datagram carries (set by each send; 0 under bulk load or no loss, 1 with echoes).
-    var redundancyLevelNow = 0
-    /// Own messages sent in the current 100 ms bucket (from `rateBucketStart`) and the one before.
-    var rateBucketStart = NetTime.zero
-    var rateBucketCount = 0
-    var ratePreviousCount = 0
-    /// Echoes still to send, and the first own seq they repeat (0: none running).
-    var echoesLeft = 0
-    var echoFromSeq: UInt64 = 0
+    /// The loss estimate, the own send rate and the echoes (`Redundancy`), touched only there.
+    var redundancy: Redundancy
     /// Own heartbeats and reports by `packetNumber % echoRingSize`: (packet number, sent at).
     var echoRing: [(packet: UInt64, at: NetTime)] = Array(repeating: (0, .zero), count: ReliableMulticast.echoRingSize)
     /// The latest `now` seen: condition deadlines already past are not polled again.
@@ -322,14 +312,8 @@ public final class ReliableMulticast {
     var forcedOut: [Member: NetTime] = [:]
 
     // Join handshake (ReliableMulticast+Handshake.swift).
-    /// Secret of this incarnation behind the challenge cookies.
-    let cookieSecret: UInt64
-    var challengeQueue: [Member] = []
-    var challengedAt: [Member: NetTime] = [:]
-    var lastChallengeSentAt: NetTime?
-    var responsesThisInterval = 0
-    /// Incarnations superseded by a proven newer one, oldest first.
-    var retired: [Member] = []
+    /// Cookies, challenges, the response budget and retired incarnations (`Handshake`).
+    var handshake: Handshake
 
     public internal(set) var stats = PeerNetStats()
 
@@ -343,10 +327,11 @@ public final class ReliableMulticast {
         self.config = config
         self.me = Member(id: config.peerID, incarnation: config.incarnation)
         self.auth = Authenticator(passphrase: config.passphrase)
+        self.redundancy = Redundancy(config: config)
         self.roomHash = FNV1a64.hash(Array(config.room.utf8))
         self.rng = SplitMix64(seed: config.randomSeed)
         var secretSource = SplitMix64(seed: config.randomSeed ^ 0x5EC2_E7C0_0C1E_5EED ^ config.incarnation)
-        self.cookieSecret = secretSource.next()
+        self.handshake = Handshake(cookieSecret: secretSource.next())
         self.phase = .joining(discoveryAt: now.adding(nanoseconds: config.discoveryNanoseconds), flush: nil)
         self.timers[.heartbeat] = now
         self.lastNow = now
@@ -484,7 +469,7 @@ public final class ReliableMulticast {
         }
         precondition(count > 0, "a single item always fits a datagram")
         // Game rate (a few new own messages, nothing queued behind them): copies of the ones before.
-        if redundancyLevelNow > 0, newOwn > 0, newOwn <= Self.redundancyBulkItemsMax, outData.isEmpty {
+        if redundancy.levelNow > 0, newOwn > 0, newOwn <= Self.redundancyBulkItemsMax, outData.isEmpty {
             count += appendCopies(before: firstNewSeq, into: &w, limit: limit, itemsRoom: Wire.itemsPerDatagramMax - count)
         }
         w.bytes[countOffset] = UInt8(count)
@@ -760,13 +745,10 @@ public final class ReliableMulticast {
         precondition(outData.count <= 2 * config.windowSizeMax + Wire.itemsPerDatagramMax, "send queue bounded")
         precondition(repairPending.count <= Self.repairPendingMax, "repair set bounded")
         precondition(outRepairs.count <= Self.repairPendingMax, "repair queue bounded")
-        precondition(echoesLeft <= max(0, config.redundancyEchoesMax), "echoes bounded")
-        precondition(timers[.echo] == nil || echoesLeft > 0, "an armed echo has echoes left")
-        precondition(lossEstimate >= 0 && lossEstimate <= 1, "loss estimate is a fraction")
+        redundancy.checkInvariants(echoesMax: config.redundancyEchoesMax)
+        precondition(timers[.echo] == nil || redundancy.echoesLeft > 0, "an armed echo has echoes left")
         precondition(peers.count <= Self.peersMax, "peer table bounded")
-        precondition(challengeQueue.count <= Self.challengeQueueMax, "challenge queue bounded")
-        precondition(challengedAt.count <= Self.challengedRecentlyMax, "challenged table bounded")
-        precondition(retired.count <= Self.retiredMax, "retired incarnations bounded")
+        handshake.checkInvariants()
         precondition(isLeft || timers[.heartbeat] != nil, "the heartbeat is armed until leave")
         for timer in timers.keys {
             if case let .nack(id) = timer { precondition(streams[id] != nil && id != me.id, "a NACK timer belongs to another member's stream") }
