@@ -46,7 +46,7 @@ public struct MatchPeer: Sendable {
     var votedUpTo: [UInt32: UInt32] = [:]
 
     // Outputs.
-    internal(set) var outbox: Deque<[UInt8]> = []
+    var outbox: Deque<[UInt8]> = []
     private(set) var events: Deque<MatchEvent> = []
     public internal(set) var stats = MatchStats()
     /// Every decided egg value of every game this peer saw decided, in order (for replay output).
