@@ -240,7 +240,7 @@ public struct MatchPeer: Sendable {
     /// Re-evaluates every open vote with the view's members; with `reset`, drops undecided votes.
     private mutating func applyView(_ newView: MembershipView, reset: Bool) {
         let members = newView.members
-        for gone in newView.departed where match?.players.contains(gone) == true { match?.leftDuringGame.insert(gone) }
+        for gone in newView.departed where uniquePlaying?.match.players.contains(gone) == true { uniquePlaying?.match.leftDuringGame.insert(gone) }
         lobby = lobby.filter { members.contains($0.key) }
         room.keepMembers(members)
         for key in startVotes.keys.sorted() { startVotes[key]?.install(members: members, reset: false) }
@@ -248,7 +248,7 @@ public struct MatchPeer: Sendable {
             let decided = rounds[game]?.install(members: members, resetPending: false) ?? 0..<0
             noteDecided(game: game, decided)
         }
-        match?.gameOver.install(members: members, reset: false)
+        uniquePlaying?.match.gameOver.install(members: members, reset: false)
         futureItems = futureItems.filter { members.contains($0.key) }
         futureGameOver = futureGameOver.filter { members.contains($0.key) }
         processDecisions()
@@ -256,7 +256,7 @@ public struct MatchPeer: Sendable {
         guard reset else { return }
         for key in startVotes.keys.sorted() { startVotes[key]?.install(members: members, reset: true) }
         for game in rounds.keys.sorted() { _ = rounds[game]?.install(members: members, resetPending: true) }
-        match?.gameOver.install(members: members, reset: true)
+        uniquePlaying?.match.gameOver.install(members: members, reset: true)
         futureGameOver = [:]
         for game in votedUpTo.keys { votedUpTo[game] = rounds[game]?.frontier ?? 0 }
         // Future games (`nextGame` on): nobody has used their values yet, and the joiners cannot
@@ -399,14 +399,14 @@ public struct MatchPeer: Sendable {
 
     /// Games whose messages are accepted: the current one and the next one.
     private func acceptsGame(_ game: UInt32) -> Bool {
-        game == nextGame || match?.game == game
+        game == nextGame || playing?.match.game == game
     }
 
     /// Games whose votes are accepted: the current one and the next two (a peer that began game
     /// g + 1 votes the opening rounds of g + 2 while a slower peer may still be finishing game g).
     /// In the lobby: `nextGame` and the one after. At most three namespaces are ever held.
     func acceptsVotes(_ game: UInt32) -> Bool {
-        let first = match?.game ?? nextGame
+        let first = playing?.match.game ?? nextGame
         return game &- first <= (isPlaying ? 2 : 1)
     }
 
@@ -453,10 +453,10 @@ public struct MatchPeer: Sendable {
             stats.ignoredMessages += 1
             return
         }
-        if match?.game == game {
-            if match?.gameOver.receive(from: from, value: winner, members: members) == false { stats.duplicateVotes += 1 }
-            if match?.mirrored == false && match?.myGameOverVote == .notCast {
-                match?.myGameOverVote = .cast(winner: nil)
+        if playing?.match.game == game {
+            if uniquePlaying?.match.gameOver.receive(from: from, value: winner, members: members) == false { stats.duplicateVotes += 1 }
+            if playing?.match.mirrored == false && playing?.match.myGameOverVote == .notCast {
+                uniquePlaying?.match.myGameOverVote = .cast(winner: nil)
                 send(.gameOverVote(game: game, winner: nil))
             }
         } else if game == nextGame, futureGameOver[from] == nil {
@@ -471,9 +471,9 @@ public struct MatchPeer: Sendable {
             stats.ignoredMessages += 1
             return
         }
-        if match?.game == game {
+        if playing?.match.game == game {
             // Changed in place (`MatchState.receive`): no copy of the match or a mirror is held.
-            if match?.receive(items, from: from) == false { stats.ignoredMessages += 1 }
+            if uniquePlaying?.match.receive(items, from: from) == false { stats.ignoredMessages += 1 }
         } else if futureItems[from, default: []].count + items.count <= PlayerMirror.queueMax {
             futureItems[from, default: []].append(contentsOf: items)
         }

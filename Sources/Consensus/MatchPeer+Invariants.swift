@@ -12,9 +12,10 @@ extension MatchPeer {
             precondition(held.count <= Self.bufferedMax, "at most bufferedMax deliveries wait for a snapshot")
         case .lobby:
             break
-        case .playing(let m, let o):
+        case .playing(let box):
+            let m = box.match
             checkMatchInvariants(m)
-            if let o {
+            if let o = box.owner {
                 precondition(config.role == .player, "only a player owns a grid")
                 precondition(m.game == o.game, "the owned grid is of the current game")
                 precondition(m.players.contains(config.id), "only a player of the match owns a grid")

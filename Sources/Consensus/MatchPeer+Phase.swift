@@ -28,8 +28,49 @@ extension MatchPeer {
         case unsynced(buffered: [Delivery])
         /// With the room's state, no match under way.
         case lobby
-        /// A match under way; `owner` is the local player's grid in the game in progress.
-        case playing(MatchState, owner: OwnerState?)
+        /// A match under way, and the local player's grid in the game in progress.
+        case playing(Playing)
+    }
+
+    /// The data of ``Phase/playing(_:)``: the match and the local player's grid, held by one
+    /// reference so that they are read in place and changed in place (a phase change moves one
+    /// pointer, never the match's dozen buffers). Copied on write: a copy of the peer (a
+    /// renderer's snapshot) shares it until either side changes it.
+    final class Playing: @unchecked Sendable {
+        /// Exclusive access is proven statically instead of checked at run time: only this
+        /// file's accessors reach these, within an access to the peer that is itself exclusive,
+        /// and a box that two copies of a peer share is only read (``MatchPeer/uniquePlaying``
+        /// copies it before a change).
+        @exclusivity(unchecked) var match: MatchState
+        @exclusivity(unchecked) var owner: OwnerState?
+
+        init(match: MatchState, owner: OwnerState?) {
+            self.match = match
+            self.owner = owner
+        }
+
+        func copy() -> Playing { Playing(match: match, owner: owner) }
+    }
+
+    /// The playing phase's data, to read (`playing?.match.game`): in place, no copy. Never
+    /// changed through this reference: a copy of the peer may share it (see ``uniquePlaying``).
+    var playing: Playing? {
+        if case .playing(let box) = phase { return box }
+        return nil
+    }
+
+    /// The playing phase's data, to change in place (`uniquePlaying?.match.watchers = []`): made
+    /// this peer's own first (copied if a copy of the peer shares it).
+    var uniquePlaying: Playing? {
+        mutating get {
+            guard case .playing(var box) = phase else { return nil }
+            // The phase lets go of its reference, so ours is the only one unless a copy of the
+            // peer shares the box.
+            phase = .lobby
+            if !isKnownUniquelyReferenced(&box) { box = box.copy() }
+            phase = .playing(box)
+            return box
+        }
     }
 
     /// Whether this peer has the room's state (it left ``Phase/unsynced(buffered:)``).
@@ -56,52 +97,15 @@ extension MatchPeer {
         return []
     }
 
-    /// The match under way (``Phase/playing(_:owner:)``), or `nil`.
-    ///
-    /// Changed in place (`match?.field = value`): the match is taken out of the phase while it
-    /// changes, so its storage is held once and changes without a copy. Starting or ending a
-    /// match is a transition (`startPlaying`, `endMatch`), never an assignment here.
-    public internal(set) var match: MatchState? {
-        get {
-            if case .playing(let m, _) = phase { return m }
-            return nil
-        }
-        _modify {
-            guard case .playing(let m, let o) = phase else {
-                var none: MatchState? = nil
-                yield &none
-                precondition(none == nil, "a match starts only by a transition (startPlaying)")
-                return
-            }
-            var taken: MatchState? = m
-            phase = .lobby
-            defer {
-                if let taken { phase = .playing(taken, owner: o) } else { preconditionFailure("a match ends only by a transition (endMatch)") }
-            }
-            yield &taken
-        }
-    }
+    /// The match under way (``Phase/playing(_:)``), or `nil`: a copy, for a renderer or a test.
+    /// This file's transitions start and end it; the peer reads it in place through ``playing``
+    /// and changes it through ``uniquePlaying``.
+    public var match: MatchState? { playing?.match }
 
-    /// The local player's grid in the game in progress, or `nil`. Changed in place like
-    /// ``match``; it is set at the start of a game (`beginGame`) and cleared at its end.
-    public internal(set) var owner: OwnerState? {
-        get {
-            if case .playing(_, let o) = phase { return o }
-            return nil
-        }
-        _modify {
-            guard case .playing(let m, let o) = phase else {
-                var none: OwnerState? = nil
-                yield &none
-                precondition(none == nil, "only a peer playing a match owns a grid")
-                return
-            }
-            var taken = o
-            phase = .playing(m, owner: nil)
-            defer { phase = .playing(m, owner: taken) }
-            yield &taken
-        }
-    }
+    /// The local player's grid in the game in progress, or `nil` (a copy; see ``match``). Set
+    /// at the start of a game (`beginGame`) and cleared at its end.
+    public var owner: OwnerState? { playing?.owner }
+
 
     // MARK: - Transitions
 
@@ -137,7 +141,7 @@ extension MatchPeer {
     /// - Returns: the deliveries that waited for a snapshot, to apply now in order.
     mutating func startPlaying(_ state: MatchState) -> [Delivery] {
         let held = buffered
-        phase = .playing(state, owner: nil)
+        phase = .playing(Playing(match: state, owner: nil))
         return held
     }
 
@@ -145,7 +149,7 @@ extension MatchPeer {
     /// match's state for it, and the local player's grid if it plays it.
     mutating func playGame(_ state: MatchState, owner: OwnerState?) {
         guard case .playing = phase else { preconditionFailure("a game begins only in a match under way") }
-        phase = .playing(state, owner: owner)
+        phase = .playing(Playing(match: state, owner: owner))
     }
 
     /// The match is over: back to the lobby.

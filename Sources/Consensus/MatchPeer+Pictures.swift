@@ -16,9 +16,9 @@ extension MatchPeer {
     /// At a view with members that have no state, during a game: they are watchers of it, and
     /// the picture sender sends them every grid now.
     mutating func noteWatchers(_ unsynced: Set<PeerID>) {
-        guard match?.mirrored == true, !unsynced.isEmpty else { return }
-        match?.watchers.formUnion(unsynced)
-        match?.picturesSent = [:]
+        guard playing?.match.mirrored == true, !unsynced.isEmpty else { return }
+        uniquePlaying?.match.watchers.formUnion(unsynced)
+        uniquePlaying?.match.picturesSent = [:]
         sendPicturesIfWatched()
     }
 
@@ -27,11 +27,11 @@ extension MatchPeer {
     /// game and a watcher is in the view.
     mutating func sendPicturesIfWatched() {
         // Nobody watching is the common case: answered without copying the match.
-        guard match?.watchers.isEmpty == false else { return }
+        guard playing?.match.watchers.isEmpty == false else { return }
         guard let m = match, m.mirrored, let members = view?.members else { return }
         let watching = m.watchers.intersection(members)
         guard !watching.isEmpty else {
-            if !m.watchers.isEmpty { match?.watchers = [] }
+            if !m.watchers.isEmpty { uniquePlaying?.match.watchers = [] }
             return
         }
         guard Set(members).subtracting(m.watchers).max() == config.id else { return }
@@ -49,7 +49,7 @@ extension MatchPeer {
                 picture = Self.picture(of: player, mirror)
             }
             pictures.append(picture)
-            match?.picturesSent[player] = (picture, grid.ticksPlayed)
+            uniquePlaying?.match.picturesSent[player] = (picture, grid.ticksPlayed)
         }
         guard !pictures.isEmpty else { return }
         send(.grids(game: m.game, pictures: pictures))
@@ -66,7 +66,7 @@ extension MatchPeer {
         var changed = false
         for picture in pictures where m.players.contains(picture.player) {
             if let held = m.pictures[picture.player], held.pairs > picture.pairs { continue }
-            match?.pictures[picture.player] = picture
+            uniquePlaying?.match.pictures[picture.player] = picture
             changed = true
         }
         if changed { emit(.lobbyChanged) }

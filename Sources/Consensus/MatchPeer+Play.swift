@@ -41,7 +41,7 @@ extension MatchPeer {
                 drainMirrors()
                 sendPicturesIfWatched()
                 voteGameOverIfSeen()
-                if let winner = match?.gameOver.decidedValue {
+                if let winner = playing?.match.gameOver.decidedValue {
                     finishGame(winner: winner)
                     changed = true
                 }
@@ -101,7 +101,8 @@ extension MatchPeer {
         // Only the namespaces votes are accepted for now (this game and the next two) stay.
         rounds = rounds.filter { acceptsVotes($0.key) }
         votedUpTo = votedUpTo.filter { acceptsVotes($0.key) }
-        let frontier = rounds[m.game, default: EggRounds(game: m.game, members: members)].frontier
+        if rounds[m.game] == nil { rounds[m.game] = EggRounds(game: m.game, members: members) }
+        let frontier = rounds[m.game]?.frontier ?? 0
         // Rounds decided while this game was in the future are reported now.
         noteDecided(game: m.game, 0..<Int(frontier))
         var mine: OwnerState?
@@ -127,7 +128,7 @@ extension MatchPeer {
         if let winner, m.players.contains(winner) { m.wins[winner, default: 0] += 1 }
         rounds.removeValue(forKey: m.game)
         votedUpTo.removeValue(forKey: m.game)
-        owner = nil
+        uniquePlaying?.owner = nil
         m.gamesPlayed += 1
         let present = m.players.filter { view?.contains($0) ?? false }
         let champion = m.wins.first { $0.value >= m.settings.winsNeeded }?.key
@@ -156,7 +157,7 @@ extension MatchPeer {
     private mutating func drainMirrors() {
         // Only the player list is read here: a copy of the whole match held across `drainOne`
         // would make every mirror update copy the mirrors' storage (copy on write).
-        guard match?.mirrored == true, let players = match?.players else { return }
+        guard playing?.match.mirrored == true, let players = playing?.match.players else { return }
         var progress = true
         while progress {
             progress = false
@@ -167,14 +168,14 @@ extension MatchPeer {
     /// Applies the queued items of `player` that can be applied now; true if any was.
     private mutating func drainOne(_ player: PeerID) -> Bool {
         // Most calls find nothing queued: answered without copying the mirror.
-        guard match?.readMirror(player, { !$0.queue.isEmpty }) == true,
-              let game = match?.game, let settings = match?.settings,
+        guard uniquePlaying?.match.readMirror(player, { !$0.queue.isEmpty }) == true,
+              let game = playing?.match.game, let settings = playing?.match.settings,
               // Taken out of the table while it changes, so its grid and queue are uniquely held
               // and change in place (no copy on write); put back on every way out.
-              var mirror = match?.mirrors.removeValue(forKey: player)
+              var mirror = uniquePlaying?.match.mirrors.removeValue(forKey: player)
         else { return false }
         var applied = false
-        defer { match?.mirrors[player] = mirror }
+        defer { uniquePlaying?.match.mirrors[player] = mirror }
         while let item = mirror.queue.first {
             switch item {
             case .input(.spawn):
@@ -242,12 +243,12 @@ extension MatchPeer {
 
     /// Credits `garbage` sent by `sender` to every other player of the game.
     private mutating func credit(garbage: Int, from sender: PeerID) {
-        guard garbage > 0, let players = match?.players else { return }
+        guard garbage > 0, let players = playing?.match.players else { return }
         for player in players where player != sender {
-            match?.mirrors[player]?.garbage.credit(garbage)
+            uniquePlaying?.match.mirrors[player]?.garbage.credit(garbage)
         }
         // The local player's own account, in step with its mirror's.
-        if sender != config.id { owner?.garbage.credit(garbage) }
+        if sender != config.id { uniquePlaying?.owner?.garbage.credit(garbage) }
     }
 
     private mutating func verify(_ grid: PlayerGrid, player: PeerID, game: UInt32, pairs: UInt32, hash: UInt64) {
@@ -277,7 +278,7 @@ extension MatchPeer {
                   let count = Self.garbageDrawn(by: mirror.queue.first),
                   !mirror.garbage.canLand(count)
             else { continue }
-            match?.mirrors[player]?.overdrawReported = true
+            uniquePlaying?.match.mirrors[player]?.overdrawReported = true
             stats.desyncs += 1
             stats.garbageOverdraws += 1
             var desync = Desync(player: player, game: m.game, pairs: UInt32(mirror.grid.pairsSpawned), ownerHash: 0,
@@ -298,9 +299,9 @@ extension MatchPeer {
 
     /// Votes the winner once the players' streams decide the game (see `gameResult`).
     private mutating func voteGameOverIfSeen() {
-        guard match?.mirrored == true, match?.myGameOverVote == .notCast, let view,
-              let game = match?.game, let winner = match?.gameResult(view: view) else { return }
-        match?.myGameOverVote = .cast(winner: winner)
+        guard playing?.match.mirrored == true, playing?.match.myGameOverVote == .notCast, let view,
+              let game = uniquePlaying?.match.game, let winner = uniquePlaying?.match.gameResult(view: view) else { return }
+        uniquePlaying?.match.myGameOverVote = .cast(winner: winner)
         send(.gameOverVote(game: game, winner: winner))
     }
 
@@ -312,11 +313,11 @@ extension MatchPeer {
     mutating func voteAhead() {
         guard isSynced, view?.contains(config.id) ?? false else { return }
         let lookahead = min(Int(EggRounds.roundsMax), config.lookaheadRounds)
-        if let game = match?.game, let frontier = rounds[game]?.frontier {
-            var spawned = owner?.grid.pairsSpawned ?? 0
-            for player in match?.players ?? [] {
+        if let game = playing?.match.game, let frontier = rounds[game]?.frontier {
+            var spawned = playing?.owner?.grid.pairsSpawned ?? 0
+            for player in playing?.match.players ?? [] {
                 // In place: `pairsSpawned(_:)` would copy the mirror.
-                let pairs = match?.readMirror(player) { $0.grid.pairsSpawned } ?? match?.spawnedBase[player] ?? 0
+                let pairs = uniquePlaying?.match.readMirror(player) { $0.grid.pairsSpawned } ?? playing?.match.spawnedBase[player] ?? 0
                 spawned = max(spawned, pairs)
             }
             let target = min(Int(EggRounds.roundsMax), spawned + lookahead)
@@ -342,7 +343,7 @@ extension MatchPeer {
     /// stalled for good never ends its wait, so `stats.maxEggWaitNanoseconds` alone would not
     /// show it). Never less than `stats.maxEggWaitNanoseconds`.
     public func longestEggWaitNanoseconds(now: NetTime) -> UInt64 {
-        max(stats.maxEggWaitNanoseconds, owner?.waitingSince.map { now.nanoseconds(since: $0) } ?? 0)
+        max(stats.maxEggWaitNanoseconds, playing?.owner?.waitingSince.map { now.nanoseconds(since: $0) } ?? 0)
     }
 
     /// The pair after the live one, if decided (for a bot's or a preview's look-ahead).
@@ -368,21 +369,21 @@ extension MatchPeer {
     public mutating func tick(now: NetTime, softDrop: Bool = false) {
         defer { checkInvariants() }
         if !isPlaying { runLobbyTimers(now: now) }
-        guard isSynced, owner?.isOut == false else { return }
+        guard isSynced, playing?.owner?.isOut == false else { return }
         guard !isSendBackpressured else {
             stats.backpressureHolds += 1
             return
         }
-        owner?.ticks &+= 1
-        if owner?.grid.state == .live, owner?.clock.tick(softDrop: softDrop) == true {
+        uniquePlaying?.owner?.ticks &+= 1
+        if uniquePlaying?.owner?.grid.state == .live, uniquePlaying?.owner?.clock.tick(softDrop: softDrop) == true {
             applyOwner(.move(.down))
         }
-        if let state = owner?.grid.state, state == .live || state == .resolving {
+        if let state = playing?.owner?.grid.state, state == .live || state == .resolving {
             applyOwner(.ticks(1))
         }
         ownerSettle(now: now)
         voteAhead()
-        if owner?.isFlushDue == true { flushOwner() }
+        if playing?.owner?.isFlushDue == true { flushOwner() }
         publishAliveClock()
     }
 
@@ -390,7 +391,7 @@ extension MatchPeer {
     @discardableResult
     public mutating func applyLocal(_ move: Move, now: NetTime) -> InputOutcome? {
         defer { checkInvariants() }
-        guard isSynced, owner?.grid.state == .live else { return nil }
+        guard isSynced, playing?.owner?.grid.state == .live else { return nil }
         guard !isSendBackpressured else {
             stats.backpressureHolds += 1
             return nil
@@ -414,17 +415,17 @@ extension MatchPeer {
         case .ticks(let count): gridInput = .ticks(count)
         case .spawn, .offsetGarbage: preconditionFailure("spawns and offsets go through ownerSettle")
         }
-        let wasLive = owner?.grid.state == .live
+        let wasLive = playing?.owner?.grid.state == .live
         if wasLive {
             // Garbage is accepted while the pair is live; it lands after the pair and its chain.
-            owner?.garbage.acceptQueued()
+            uniquePlaying?.owner?.garbage.acceptQueued()
         }
-        guard let outcome = owner?.grid.apply(gridInput) else {
+        guard let outcome = uniquePlaying?.owner?.grid.apply(gridInput) else {
             preconditionFailure("only a peer that owns a grid applies its inputs")
         }
         guard outcome.isAccepted else { return outcome }
-        owner?.queueUnsent(input)
-        if wasLive && owner?.grid.state != .live { owner?.checkpointDue = true }
+        uniquePlaying?.owner?.queueUnsent(input)
+        if wasLive && uniquePlaying?.owner?.grid.state != .live { uniquePlaying?.owner?.checkpointDue = true }
         return outcome
     }
 
@@ -449,12 +450,12 @@ extension MatchPeer {
             let count = min(landing, MatchMessage.garbageLandMax)
             _ = o.grid.apply(.landGarbage(count))
             o.unsentInputs.append(.landGarbage(count))
-            owner = o
+            uniquePlaying?.owner = o
             guard o.grid.state == .awaitingSpawn else { return }
         }
         guard let value = rounds[o.game]?.value(o.grid.pairsSpawned) else {
             if o.waitingSince == nil { o.waitingSince = now }
-            owner = o
+            uniquePlaying?.owner = o
             return
         }
         if let since = o.waitingSince {
@@ -462,7 +463,7 @@ extension MatchPeer {
             o.waitingSince = nil
         }
         if o.checkpointDue {
-            owner = o
+            uniquePlaying?.owner = o
             flushOwner()
             guard let flushed = owner else { preconditionFailure("flushing keeps the owned grid") }
             o = flushed
@@ -480,7 +481,7 @@ extension MatchPeer {
             o.topOutClockDue = true
         }
         o.clock.reset()
-        owner = o
+        uniquePlaying?.owner = o
     }
 
     /// Sends the local inputs gathered so far as `inputs` messages.
@@ -493,8 +494,8 @@ extension MatchPeer {
             send(.inputs(game: o.game, items: Array(o.unsentInputs[start..<end])))
             start = end
         }
-        owner?.inputsMade += o.unsentInputs.count
-        owner?.unsentInputs = []
+        uniquePlaying?.owner?.inputsMade += o.unsentInputs.count
+        uniquePlaying?.owner?.unsentInputs = []
     }
 }
 

@@ -72,8 +72,8 @@ extension MatchPeer {
     mutating func publishTopOutClock() {
         guard let o = owner, o.topOutClockDue else { return }
         send(.clock(game: o.game, tick: o.ticks))
-        owner?.topOutClockDue = false
-        owner?.clockSent = o.ticks
+        uniquePlaying?.owner?.topOutClockDue = false
+        uniquePlaying?.owner?.clockSent = o.ticks
     }
 
     /// While the local player still plays: once a rival's top-out tick is known and this clock
@@ -86,6 +86,6 @@ extension MatchPeer {
         }
         guard let latest, o.ticks > latest, o.clockSent.map({ $0 <= latest }) ?? true else { return }
         send(.clock(game: o.game, tick: o.ticks))
-        owner?.clockSent = o.ticks
+        uniquePlaying?.owner?.clockSent = o.ticks
     }
 }
