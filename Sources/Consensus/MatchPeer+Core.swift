@@ -240,7 +240,7 @@ public struct MatchPeer: Sendable {
     /// Re-evaluates every open vote with the view's members; with `reset`, drops undecided votes.
     private mutating func applyView(_ newView: MembershipView, reset: Bool) {
         let members = newView.members
-        for gone in newView.departed where uniquePlaying?.match.players.contains(gone) == true { uniquePlaying?.match.leftDuringGame.insert(gone) }
+        for gone in newView.departed where playing?.match.players.contains(gone) == true { uniquePlaying?.match.leftDuringGame.insert(gone) }
         lobby = lobby.filter { members.contains($0.key) }
         room.keepMembers(members)
         for key in startVotes.keys.sorted() { startVotes[key]?.install(members: members, reset: false) }

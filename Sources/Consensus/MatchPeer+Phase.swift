@@ -16,9 +16,9 @@ import PeerNet
 /// - ``Phase/unsynced(buffered:)``: no room state yet; what the view delivers waits for the
 ///   snapshot (at most ``MatchPeer/bufferedMax`` deliveries).
 /// - ``Phase/lobby``: the room's state, no match under way.
-/// - ``Phase/playing(_:owner:)``: a match under way, and this peer's own grid while it plays the
-///   game in progress (`nil` for a spectator, a player out of this game, or a peer that joined
-///   during it).
+/// - ``Phase/playing(_:)``: a match under way, and this peer's own grid while it plays the game
+///   in progress (`nil` for a spectator, a player out of this game, or a peer that joined during
+///   it), in one copy-on-write box (``MatchPeer/Playing``).
 ///
 /// The per-phase invariants are in `MatchPeer+Invariants.swift`.
 extension MatchPeer {
@@ -105,7 +105,6 @@ extension MatchPeer {
     /// The local player's grid in the game in progress, or `nil` (a copy; see ``match``). Set
     /// at the start of a game (`beginGame`) and cleared at its end.
     public var owner: OwnerState? { playing?.owner }
-
 
     // MARK: - Transitions
 

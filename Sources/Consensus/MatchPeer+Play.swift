@@ -300,7 +300,7 @@ extension MatchPeer {
     /// Votes the winner once the players' streams decide the game (see `gameResult`).
     private mutating func voteGameOverIfSeen() {
         guard playing?.match.mirrored == true, playing?.match.myGameOverVote == .notCast, let view,
-              let game = uniquePlaying?.match.game, let winner = uniquePlaying?.match.gameResult(view: view) else { return }
+              let game = playing?.match.game, let winner = uniquePlaying?.match.gameResult(view: view) else { return }
         uniquePlaying?.match.myGameOverVote = .cast(winner: winner)
         send(.gameOverVote(game: game, winner: winner))
     }
@@ -375,7 +375,7 @@ extension MatchPeer {
             return
         }
         uniquePlaying?.owner?.ticks &+= 1
-        if uniquePlaying?.owner?.grid.state == .live, uniquePlaying?.owner?.clock.tick(softDrop: softDrop) == true {
+        if playing?.owner?.grid.state == .live, uniquePlaying?.owner?.clock.tick(softDrop: softDrop) == true {
             applyOwner(.move(.down))
         }
         if let state = playing?.owner?.grid.state, state == .live || state == .resolving {
@@ -425,7 +425,7 @@ extension MatchPeer {
         }
         guard outcome.isAccepted else { return outcome }
         uniquePlaying?.owner?.queueUnsent(input)
-        if wasLive && uniquePlaying?.owner?.grid.state != .live { uniquePlaying?.owner?.checkpointDue = true }
+        if wasLive && playing?.owner?.grid.state != .live { uniquePlaying?.owner?.checkpointDue = true }
         return outcome
     }
 
