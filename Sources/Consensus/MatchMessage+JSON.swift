@@ -3,55 +3,27 @@ import EggPrimitives
 import PeerNet
 
 extension MatchMessage {
-    /// The message as one JSON object with a `"type"` field (the log's `"msg"`).
+    /// The message as one JSON object with a `"type"` field (the log's `"msg"`), then the fields
+    /// as the description (`MatchMessage+Schema.swift`) gives them.
     /// 64-bit values (votes, hashes, peer IDs) are 16 lowercase hex digits.
     public var json: JSONValue {
-        switch self {
-        case .hello(let h):
-            return .object([("type", .string("hello")), ("name", .string(h.name)), ("role", .string(h.role.jsonName)),
-                            ("protocol", .int(Int64(h.protocolVersion))), ("rules", .string(h.rules))])
-        case .votes(let game, let first, let values):
-            return .object([("type", .string("votes")), ("game", .int(Int64(game))), ("first", .int(Int64(first))),
-                            ("values", .array(values.map { .string(hex16($0)) }))])
-        case .startProposal(let match, let s, let play):
-            return .object([("type", .string("start")), ("match", .int(Int64(match))), ("speed", .int(Int64(s.speed))),
-                            ("colors", .int(Int64(s.colors))), ("games", .int(Int64(s.gamesPerMatch))),
-                            ("play", .bool(play))] + Self.rulesField(s) + Self.heightField(s))
-        case .inputs(let game, let items):
-            return .object([("type", .string("inputs")), ("game", .int(Int64(game))),
-                            ("inputs", .array(items.map { .string(Self.jsonName($0)) }))])
-        case .checkpoint(let game, let pairs, let hash):
-            return .object([("type", .string("checkpoint")), ("game", .int(Int64(game))),
-                            ("pairs", .int(Int64(pairs))), ("hash", .string(hex16(hash)))])
-        case .gameOverVote(let game, let winner):
-            return .object([("type", .string("gameOver")), ("game", .int(Int64(game))),
-                            ("winner", winner.map { .string($0.hex) } ?? .null)])
-        case .clock(let game, let tick):
-            return .object([("type", .string("clock")), ("game", .int(Int64(game))), ("tick", .int(Int64(tick)))])
-        case .snapshot(let s):
-            return Self.json(s)
-        case .leave:
-            return .object([("type", .string("leave"))])
-        case .roomSettings(let version, let s):
-            return .object([("type", .string("settings")), ("version", .int(Int64(version))),
-                            ("speed", .int(Int64(s.speed))), ("colors", .int(Int64(s.colors))),
-                            ("games", .int(Int64(s.gamesPerMatch)))] + Self.rulesField(s) + Self.heightField(s))
-        case .ready(let match, let key, let s, let play):
-            return .object([("type", .string("ready")), ("match", .int(Int64(match))),
-                            ("version", .int(Int64(key.version))), ("author", .string(key.author.hex)),
-                            ("speed", .int(Int64(s.speed))), ("colors", .int(Int64(s.colors))),
-                            ("games", .int(Int64(s.gamesPerMatch))), ("play", .bool(play))] + Self.rulesField(s) + Self.heightField(s))
-        case .unready(let match):
-            return .object([("type", .string("unready")), ("match", .int(Int64(match)))])
-        case .go(let match):
-            return .object([("type", .string("go")), ("match", .int(Int64(match)))])
-        case .grids(let game, let pictures):
-            return .object([("type", .string("grids")), ("game", .int(Int64(game))),
-                            ("grids", .array(pictures.map {
-                                .object([("player", .string($0.player.hex)), ("pairs", .int(Int64($0.pairs))),
-                                         ("cells", .string($0.digits))] + ($0.garbage == 0 ? [] : [("garbage", .int(Int64($0.garbage)))]))
-                            }))])
-        }
+        var coder = JSONWriter()
+        coder.pairs.append(("type", .string(tag.jsonType.string)))
+        var message = self
+        message.describe(&coder)
+        return .object(coder.pairs)
+    }
+
+    /// Parses the JSON rendering back; `nil` if anything is missing or out of range.
+    /// Every field is checked against its limits (``isValid``) before the message is used.
+    public init?(json: JSONValue) {
+        guard let type = json["type"]?.stringValue,
+              let tag = Tag.allCases.first(where: { $0.jsonType.string == type }) else { return nil }
+        var coder = JSONReader(object: json)
+        var message = MatchMessage.blank(tag)
+        message.describe(&coder)
+        guard !coder.failed, message.isValid else { return nil }
+        self = message
     }
 
     static func jsonName(_ item: StreamInput) -> String {
@@ -115,242 +87,185 @@ extension MatchMessage {
         }
         return value
     }
+}
 
-    private static func json(_ s: Snapshot) -> JSONValue {
-        var pairs: [(String, JSONValue)] = [
-            ("type", .string("snapshot")), ("view", .int(Int64(bitPattern: s.view))),
-            ("matchRound", .int(Int64(s.matchRound))), ("nextGame", .int(Int64(s.nextGame))),
-            ("lobby", .array(s.lobby.map {
-                .object([("peer", .string($0.peer.hex)), ("name", .string($0.name)), ("role", .string($0.role.jsonName))])
-            })),
-        ]
-        if let m = s.match {
-            pairs.append(("match", .object([
-                ("speed", .int(Int64(m.settings.speed))), ("colors", .int(Int64(m.settings.colors))),
-                ("games", .int(Int64(m.settings.gamesPerMatch))),
-            ] + Self.rulesField(m.settings) + Self.heightField(m.settings) + [
-                ("players", .array(m.players.map { .string($0.hex) })),
-                ("wins", .array(m.wins.map { .int(Int64($0)) })),
-                ("pairsSpawned", .array(m.pairsSpawned.map { .int(Int64($0)) })),
-                ("game", .int(Int64(m.game))), ("frontier", .int(Int64(m.frontier))),
-            ])))
-        } else {
-            pairs.append(("match", .null))
-        }
-        if let room = s.room {
-            pairs.append(("room", .object([
-                ("speed", .int(Int64(room.settings.speed))), ("colors", .int(Int64(room.settings.colors))),
-                ("games", .int(Int64(room.settings.gamesPerMatch))),
-            ] + Self.rulesField(room.settings) + Self.heightField(room.settings) + [
-                ("version", .int(Int64(room.key.version))),
-                ("author", .string(room.key.author.hex)),
-                ("ready", .array(room.marks.sorted { $0.key < $1.key }.map {
-                    .object([("peer", .string($0.key.hex)), ("play", .bool($0.value))])
-                })),
-                ("go", room.goLeader.map { .string($0.hex) } ?? .null),
-            ])))
-        }
-        return .object(pairs)
+/// Builds the object's pairs in the description's order.
+struct JSONWriter: MessageCoder {
+    var pairs: [(String, JSONValue)] = []
+
+    init() { pairs.reserveCapacity(8) }
+
+    var failed: Bool { false }
+
+    mutating func require(_ condition: @autoclosure () -> Bool) {}
+
+    mutating func field<F: FieldForm>(_ key: StaticString, _ value: inout F.Value, _ form: F) {
+        pairs.append((key.string, form.json(value)))
     }
 
-    /// Parses the JSON rendering back; `nil` if anything is missing or out of range.
-    /// Every field is checked against its limits (``isValid``) before the message is used.
-    public init?(json: JSONValue) {
-        guard let message = MatchMessage(unvalidatedJSON: json), message.isValid else { return nil }
-        self = message
+    mutating func field<F: FieldForm>(_ key: StaticString, _ value: inout F.Value, _ form: F, jsonOmits omitted: F.Value)
+        where F.Value: Equatable {
+        if value != omitted { field(key, &value, form) }
     }
 
-    private init?(unvalidatedJSON json: JSONValue) {
-        guard let type = json["type"]?.stringValue else { return nil }
-        func u32(_ key: String, in value: JSONValue = json) -> UInt32? {
-            guard let n = value[key]?.intValue, n >= 0, n <= Int64(UInt32.max) else { return nil }
-            return UInt32(n)
+    mutating func nullable<F: FieldForm>(_ key: StaticString, _ value: inout F.Value?, _ form: F) {
+        pairs.append((key.string, value.map(form.json) ?? .null))
+    }
+
+    mutating func list<F: FieldForm>(_ key: StaticString, _ values: inout [F.Value], _ form: F, count: ClosedRange<Int>) {
+        pairs.append((key.string, .array(values.map(form.json))))
+    }
+
+    /// One record's object.
+    private static func object<T>(_ record: T, _ describe: (inout T, inout JSONWriter) -> Void) -> JSONValue {
+        var coder = JSONWriter()
+        var record = record
+        describe(&record, &coder)
+        return .object(coder.pairs)
+    }
+
+    mutating func records<T>(_ key: StaticString, _ values: inout [T], count: ClosedRange<Int>, blank: T,
+                             _ describe: (inout T, inout Self) -> Void) {
+        pairs.append((key.string, .array(values.map { Self.object($0, describe) })))
+    }
+
+    mutating func columns<T>(_ values: inout [T], count: ClosedRange<Int>, blank: T, _ describe: (inout T, inout Self) -> Void) {
+        // The keys from a blank record, so no records still gives every (empty) column.
+        guard case .object(let keys) = Self.object(blank, describe) else { return }
+        var columns = keys.map { ($0.0, [JSONValue]()) }
+        for value in values {
+            guard case .object(let row) = Self.object(value, describe) else { continue }
+            for (index, pair) in row.enumerated() where index < columns.count { columns[index].1.append(pair.1) }
         }
-        switch type {
-        case "hello":
-            guard let name = json["name"]?.stringValue, name.utf8.count <= Hello.nameBytesMax,
-                  let role = Self.parseRole(json["role"]?.stringValue),
-                  let version = json["protocol"]?.intValue, (0...65_535).contains(version),
-                  let rules = json["rules"]?.stringValue else { return nil }
-            self = .hello(Hello(name: name, role: role, protocolVersion: Int(version), rules: rules))
-        case "votes":
-            guard let game = u32("game"), let first = u32("first"), let raw = json["values"]?.arrayValue,
-                  (1...Self.votesPerMessageMax).contains(raw.count) else { return nil }
-            let values = raw.compactMap { parseHex16($0.stringValue) }
-            guard values.count == raw.count else { return nil }
-            self = .votes(game: game, firstRound: first, values: values)
-        case "start":
-            guard let match = u32("match"), let speed = u32("speed"), let colors = u32("colors"),
-                  let games = u32("games"), let play = json["play"]?.boolValue else { return nil }
-            guard let rules = Self.parseRules(json), let height = Self.parseHeight(json) else { return nil }
-            let settings = MatchSettings(speed: Int(speed), colors: Int(colors), gamesPerMatch: Int(games), ruleSet: rules,
-                                         startingHeight: height)
-            guard settings.isValid else { return nil }
-            self = .startProposal(match: match, settings: settings, wantsToPlay: play)
-        case "inputs":
-            guard let game = u32("game"), let raw = json["inputs"]?.arrayValue,
-                  (1...Self.inputsPerMessageMax).contains(raw.count) else { return nil }
-            let items = raw.compactMap { $0.stringValue.flatMap(Self.parseInput) }
-            guard items.count == raw.count else { return nil }
-            self = .inputs(game: game, items: items)
-        case "checkpoint":
-            guard let game = u32("game"), let pairs = u32("pairs"), let hash = parseHex16(json["hash"]?.stringValue) else {
-                return nil
-            }
-            self = .checkpoint(game: game, pairs: pairs, hash: hash)
-        case "gameOver":
-            guard let game = u32("game"), let winner = json["winner"] else { return nil }
-            if winner == .null {
-                self = .gameOverVote(game: game, winner: nil)
-            } else {
-                guard let raw = parseHex16(winner.stringValue) else { return nil }
-                self = .gameOverVote(game: game, winner: PeerID(raw))
-            }
-        case "clock":
-            guard let game = u32("game"), let tick = u32("tick") else { return nil }
-            self = .clock(game: game, tick: tick)
-        case "snapshot":
-            guard let snapshot = Self.parseSnapshot(json) else { return nil }
-            self = .snapshot(snapshot)
-        case "leave":
-            self = .leave
-        case "settings":
-            guard let version = u32("version"), let settings = Self.parseSettings(json) else { return nil }
-            self = .roomSettings(version: version, settings: settings)
-        case "ready":
-            guard let match = u32("match"), let version = u32("version"),
-                  let author = parseHex16(json["author"]?.stringValue), let settings = Self.parseSettings(json),
-                  let play = json["play"]?.boolValue else { return nil }
-            self = .ready(match: match, key: SettingsKey(version: version, author: PeerID(author)), settings: settings,
-                          wantsToPlay: play)
-        case "unready":
-            guard let match = u32("match") else { return nil }
-            self = .unready(match: match)
-        case "go":
-            guard let match = u32("match") else { return nil }
-            self = .go(match: match)
-        case "grids":
-            guard let game = u32("game"), let raw = json["grids"]?.arrayValue, (1...Self.playersMax).contains(raw.count) else {
-                return nil
-            }
-            var pictures: [GridPicture] = []
-            for entry in raw {
-                guard let player = parseHex16(entry["player"]?.stringValue), let pairs = u32("pairs", in: entry),
-                      let digits = entry["cells"]?.stringValue, digits.count <= GridPicture.cellsCount,
-                      let cells = GridPicture.cells(digits: digits) else { return nil }
-                var garbage = 0
-                if let raw = entry["garbage"] {
-                    guard let value = raw.intValue, (0...Int64(GridPicture.garbageMax)).contains(value) else { return nil }
-                    garbage = Int(value)
-                }
-                pictures.append(GridPicture(player: PeerID(player), pairs: pairs, cells: cells, garbage: garbage))
-            }
-            self = .grids(game: game, pictures: pictures)
-        default:
-            return nil
+        pairs.append(contentsOf: columns.map { ($0.0, .array($0.1)) })
+    }
+
+    mutating func nullable<T>(_ key: StaticString, _ value: inout T?, blank: T, _ describe: (inout T, inout Self) -> Void) {
+        pairs.append((key.string, value.map { Self.object($0, describe) } ?? .null))
+    }
+
+    mutating func trailing<T>(_ key: StaticString, _ value: inout T?, blank: T, _ describe: (inout T, inout Self) -> Void) {
+        if let value { pairs.append((key.string, Self.object(value, describe))) }
+    }
+
+    mutating func trailingField<F: FieldForm>(_ key: StaticString, _ value: inout F.Value, _ form: F, omitted: F.Value)
+        where F.Value: Equatable {
+        field(key, &value, form, jsonOmits: omitted)
+    }
+}
+
+/// Reads the fields of a JSON object by key (the first of a key written twice; unknown keys are
+/// ignored), each within its limit.
+struct JSONReader: MessageCoder {
+    let object: JSONValue
+    private(set) var failed = false
+    /// Reading row `row` of columns: a field is element `row` of the array under its key, and
+    /// every column has `rows` elements (the first column read sets it).
+    private var row: Int?
+    private var rows: Int?
+
+    init(object: JSONValue) { self.object = object }
+
+    mutating func require(_ condition: @autoclosure () -> Bool) {
+        if !failed && !condition() { failed = true }
+    }
+
+    /// The value under `key` (in columns, the row's element); nil if there is none.
+    private mutating func lookup(_ key: StaticString) -> JSONValue? {
+        let value = object[key.string]
+        guard let row else { return value }
+        guard let column = value?.arrayValue, column.count == rows ?? column.count, row < column.count else { return nil }
+        rows = column.count
+        return column[row]
+    }
+
+    mutating func field<F: FieldForm>(_ key: StaticString, _ value: inout F.Value, _ form: F) {
+        guard !failed else { return }
+        guard let json = lookup(key), let read = form.value(json: json) else { return failed = true }
+        value = read
+    }
+
+    mutating func field<F: FieldForm>(_ key: StaticString, _ value: inout F.Value, _ form: F, jsonOmits omitted: F.Value)
+        where F.Value: Equatable {
+        guard !failed else { return }
+        guard let json = lookup(key) else { return value = omitted }
+        guard let read = form.value(json: json) else { return failed = true }
+        value = read
+    }
+
+    mutating func nullable<F: FieldForm>(_ key: StaticString, _ value: inout F.Value?, _ form: F) {
+        guard !failed else { return }
+        guard let json = lookup(key) else { return failed = true }
+        guard json != .null else { return value = nil }
+        guard let read = form.value(json: json) else { return failed = true }
+        value = read
+    }
+
+    mutating func list<F: FieldForm>(_ key: StaticString, _ values: inout [F.Value], _ form: F, count: ClosedRange<Int>) {
+        guard !failed else { return }
+        guard let items = lookup(key)?.arrayValue, count.contains(items.count) else { return failed = true }
+        var read: [F.Value] = []
+        read.reserveCapacity(items.count)
+        for item in items {
+            guard let value = form.value(json: item) else { return failed = true }
+            read.append(value)
         }
+        values = read
     }
 
-    private static func parseRole(_ text: String?) -> PeerRole? {
-        switch text {
-        case "player": .player
-        case "spectator": .spectator
-        default: nil
+    /// The record in `json`, or nil if it is malformed.
+    private static func record<T>(_ json: JSONValue, blank: T, _ describe: (inout T, inout JSONReader) -> Void) -> T? {
+        var coder = JSONReader(object: json)
+        var record = blank
+        describe(&record, &coder)
+        return coder.failed ? nil : record
+    }
+
+    mutating func records<T>(_ key: StaticString, _ values: inout [T], count: ClosedRange<Int>, blank: T,
+                             _ describe: (inout T, inout Self) -> Void) {
+        guard !failed else { return }
+        guard let items = lookup(key)?.arrayValue, count.contains(items.count) else { return failed = true }
+        var read: [T] = []
+        read.reserveCapacity(items.count)
+        for item in items {
+            guard let record = Self.record(item, blank: blank, describe) else { return failed = true }
+            read.append(record)
         }
+        values = read
     }
 
-    private static func parseSettings(_ json: JSONValue) -> MatchSettings? {
-        guard let speed = json["speed"]?.intValue, let colors = json["colors"]?.intValue, let games = json["games"]?.intValue,
-              (0...9).contains(speed), (0...9).contains(colors), (0...9).contains(games),
-              let rules = parseRules(json), let height = parseHeight(json) else { return nil }
-        let settings = MatchSettings(speed: Int(speed), colors: Int(colors), gamesPerMatch: Int(games), ruleSet: rules,
-                                     startingHeight: height)
-        return settings.isValid ? settings : nil
+    mutating func columns<T>(_ values: inout [T], count: ClosedRange<Int>, blank: T, _ describe: (inout T, inout Self) -> Void) {
+        guard !failed else { return }
+        var coder = JSONReader(object: object)
+        coder.row = 0
+        var read: [T] = []
+        repeat {
+            var record = blank
+            describe(&record, &coder)
+            guard !coder.failed, let rows = coder.rows, count.contains(rows) else { return failed = true }
+            read.append(record)
+            coder.row = read.count
+        } while read.count < coder.rows ?? 0
+        values = read
     }
 
-    /// The settings' `"rules"` field: omitted for the default rule set (`sfe`), so logs written
-    /// before the field existed read the same.
-    static func rulesField(_ s: MatchSettings) -> [(String, JSONValue)] {
-        s.ruleSet == RuleSet.all[0] ? [] : [("rules", .string(s.ruleSet.name))]
+    mutating func nullable<T>(_ key: StaticString, _ value: inout T?, blank: T, _ describe: (inout T, inout Self) -> Void) {
+        guard !failed else { return }
+        guard let json = lookup(key) else { return failed = true }
+        guard json != .null else { return value = nil }
+        guard let record = Self.record(json, blank: blank, describe) else { return failed = true }
+        value = record
     }
 
-    /// The rule set a settings object names (`sfe` when it names none), or nil for an unknown one.
-    static func parseRules(_ json: JSONValue) -> RuleSet? {
-        guard let field = json["rules"] else { return RuleSet.all[0] }
-        return field.stringValue.flatMap(RuleSet.named)
+    mutating func trailing<T>(_ key: StaticString, _ value: inout T?, blank: T, _ describe: (inout T, inout Self) -> Void) {
+        guard !failed else { return }
+        guard let json = lookup(key) else { return value = nil }
+        guard let record = Self.record(json, blank: blank, describe) else { return failed = true }
+        value = record
     }
 
-    /// The settings' `"height"` field (the starting height): omitted when 0, so logs written
-    /// before the field existed read the same.
-    static func heightField(_ s: MatchSettings) -> [(String, JSONValue)] {
-        s.startingHeight == 0 ? [] : [("height", .int(Int64(s.startingHeight)))]
-    }
-
-    /// The starting height a settings object names (0 when it names none), or nil for one that is
-    /// not a small count (the rule set's range is checked with the other settings).
-    static func parseHeight(_ json: JSONValue) -> Int? {
-        guard let field = json["height"] else { return 0 }
-        guard let height = field.intValue, (0...9).contains(height) else { return nil }
-        return Int(height)
-    }
-
-    private static func parseRoom(_ json: JSONValue) -> RoomSnapshot? {
-        guard let settings = parseSettings(json), let version = json["version"]?.intValue,
-              (0...Int64(UInt32.max)).contains(version), let author = parseHex16(json["author"]?.stringValue),
-              let readyRaw = json["ready"]?.arrayValue, readyRaw.count <= Snapshot.lobbyEntriesMax,
-              let go = json["go"] else { return nil }
-        var marks: [PeerID: Bool] = [:]
-        for entry in readyRaw {
-            guard let peer = parseHex16(entry["peer"]?.stringValue), let play = entry["play"]?.boolValue,
-                  marks[PeerID(peer)] == nil else { return nil }
-            marks[PeerID(peer)] = play
-        }
-        var leader: PeerID?
-        if go != .null {
-            guard let raw = parseHex16(go.stringValue) else { return nil }
-            leader = PeerID(raw)
-        }
-        return RoomSnapshot(settings: settings, key: SettingsKey(version: UInt32(version), author: PeerID(author)),
-                            marks: marks, goLeader: leader)
-    }
-
-    private static func parseSnapshot(_ json: JSONValue) -> Snapshot? {
-        guard let view = json["view"]?.intValue, let matchRound = json["matchRound"]?.intValue,
-              let nextGame = json["nextGame"]?.intValue, let lobbyRaw = json["lobby"]?.arrayValue,
-              lobbyRaw.count <= Snapshot.lobbyEntriesMax,
-              (0...Int64(UInt32.max)).contains(matchRound), (0...Int64(UInt32.max)).contains(nextGame) else { return nil }
-        var lobby: [LobbyEntry] = []
-        for entry in lobbyRaw {
-            guard let peer = parseHex16(entry["peer"]?.stringValue), let name = entry["name"]?.stringValue,
-                  let role = parseRole(entry["role"]?.stringValue) else { return nil }
-            lobby.append(LobbyEntry(peer: PeerID(peer), name: name, role: role))
-        }
-        var snapshot = Snapshot(view: UInt64(bitPattern: view), matchRound: UInt32(matchRound),
-                                nextGame: UInt32(nextGame), lobby: lobby, match: nil)
-        if let room = json["room"] {
-            guard let parsed = parseRoom(room) else { return nil }
-            snapshot.room = parsed
-        }
-        guard let m = json["match"] else { return nil }
-        if m == .null { return snapshot }
-        let ints: (String) -> [Int]? = { key in
-            guard let raw = m[key]?.arrayValue else { return nil }
-            let values = raw.compactMap { $0.intValue }.filter { $0 >= 0 && $0 <= Int64(UInt32.max) }.map { Int($0) }
-            return values.count == raw.count ? values : nil
-        }
-        guard let speed = m["speed"]?.intValue, let colors = m["colors"]?.intValue, let games = m["games"]?.intValue,
-              let playersRaw = m["players"]?.arrayValue, (1...playersMax).contains(playersRaw.count),
-              let wins = ints("wins"), let spawned = ints("pairsSpawned"),
-              wins.count == playersRaw.count, spawned.count == playersRaw.count,
-              let game = m["game"]?.intValue, let frontier = m["frontier"]?.intValue,
-              (0...Int64(UInt32.max)).contains(game), (0...Int64(UInt32.max)).contains(frontier) else { return nil }
-        let players = playersRaw.compactMap { parseHex16($0.stringValue) }.map(PeerID.init)
-        guard let rules = parseRules(m), let height = parseHeight(m) else { return nil }
-        let settings = MatchSettings(speed: Int(speed), colors: Int(colors), gamesPerMatch: Int(games), ruleSet: rules,
-                                     startingHeight: height)
-        guard players.count == playersRaw.count, settings.isValid else { return nil }
-        snapshot.match = MatchSnapshot(settings: settings, players: players, wins: wins, game: UInt32(game),
-                                       frontier: UInt32(frontier), pairsSpawned: spawned.map { UInt32($0) })
-        return snapshot
+    mutating func trailingField<F: FieldForm>(_ key: StaticString, _ value: inout F.Value, _ form: F, omitted: F.Value)
+        where F.Value: Equatable {
+        field(key, &value, form, jsonOmits: omitted)
     }
 }

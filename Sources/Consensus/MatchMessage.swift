@@ -287,7 +287,7 @@ public enum MatchMessage: Hashable, Sendable {
     /// Ticks one stream item may carry at most.
     public static let ticksPerItemMax = PlayerGrid.ticksPerInputMax
 
-    enum Tag: UInt8 {
+    enum Tag: UInt8, CaseIterable {
         case hello = 1, votes, startProposal, inputs, checkpoint, gameOverVote, snapshot, leave, clock
         case roomSettings = 20, ready, unready, go, grids
     }
