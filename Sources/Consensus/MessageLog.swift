@@ -220,6 +220,10 @@ public struct LogReader: Sendable {
     var readsInPlace = true
     /// Lines read in place so far.
     private(set) var linesReadInPlace = 0
+    /// The delivery order the lines so far make (from the header on).
+    private var order: DeliveryOrder?
+    /// Deliveries whose place in the delivery order was checked.
+    public var deliveriesChecked: Int { order?.checkedDeliveries ?? 0 }
 
     /// Lines longer than this are corrupt.
     public static let lineBytesMax = 1 << 16
@@ -295,7 +299,24 @@ public struct LogReader: Sendable {
         }
     }
 
+    /// One line: read (``parseLine(_:)``), then checked as a step of a delivery order
+    /// (``DeliveryOrder``), which the digest alone does not prove without a passphrase.
     private mutating func parse(_ bytes: ArraySlice<UInt8>) throws(ReplayError) -> LogReaderEvent {
+        let event = try parseLine(bytes)
+        switch event {
+        case .header(let peer, _, _):
+            order = DeliveryOrder(recorder: peer)
+        case .event(.delivered(let delivery), _, _):
+            if let breach = order?.delivery(from: delivery.from, seq: delivery.seq) { throw damaged(breach) }
+        case .event(.viewChanged(let view), _, _):
+            if let breach = order?.view(view) { throw damaged(breach) }
+        default:
+            break
+        }
+        return event
+    }
+
+    private mutating func parseLine(_ bytes: ArraySlice<UInt8>) throws(ReplayError) -> LogReaderEvent {
         if sawEnd { throw damaged("a line after the end of the log") }
         if !digest.check(bytes) {
             if !sawHeader && bytes.first == UInt8(ascii: "{") && bytes.contains(UInt8(ascii: "d")) {
@@ -433,6 +454,9 @@ public struct ReplayReport: Sendable {
     public var truncatedAtLine: Int?
     /// The log ends with its end line (its peer closed it); false for a crashed peer's log.
     public var complete = false
+    /// Deliveries whose place in a delivery order was checked (``DeliveryOrder``): every message
+    /// line of a log that verifies. 0 says the log held nothing to check but its digests.
+    public var orderChecked = 0
 
     public var rounds: Int { decisions.count }
 
@@ -448,6 +472,7 @@ public struct ReplayReport: Sendable {
         if let first = desyncs.first { pairs.append(("mismatch", .string(first.description))) }
         if let line = truncatedAtLine { pairs.append(("truncatedAtLine", .int(Int64(line)))) }
         pairs.append(("complete", .bool(complete)))
+        pairs.append(("orderChecked", .int(Int64(orderChecked))))
         return JSONValue.object(pairs).serialized
     }
 }
@@ -491,7 +516,8 @@ public struct Replay {
         return ReplayReport(
             ok: desyncs.isEmpty, messages: messages, checkpoints: stats.checkpointsVerified + stats.desyncs - stats.garbageOverdraws,
             players: peer?.lastCheckpoints ?? [:], decisions: peer?.decisionsLog.map(\.value) ?? [],
-            decidedRounds: peer?.decisionsLog ?? [], desyncs: desyncs, truncatedAtLine: truncatedAt, complete: complete)
+            decidedRounds: peer?.decisionsLog ?? [], desyncs: desyncs, truncatedAtLine: truncatedAt, complete: complete,
+            orderChecked: reader.deliveriesChecked)
     }
 
     private mutating func drain() throws(ReplayError) {

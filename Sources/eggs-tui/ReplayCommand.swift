@@ -13,9 +13,10 @@ extension EggsCommand {
             discussion: """
                 Keys during playback: space pauses, . steps one message while paused, + and - change \
                 the speed, n seeks to the next game, q quits. --verify replays headless, checks every \
-                checkpoint and every line's digest and prints one JSON line: exit 0 when all match, 1 naming \
+                checkpoint, every line's digest and the delivery order (per sender one seq after \
+                another, senders members of their view, views moving forward) and prints one JSON line: exit 0 when all match, 1 naming \
                 a checkpoint mismatch, 2 naming the first damaged line (an edited, missing, duplicated, \
-                reordered or spliced line; no header; a value out of its limits). A log cut off mid-line \
+                reordered or spliced line, even one sealed again; no header; a value out of its limits). A log cut off mid-line \
                 (a killed peer) replays up to its last whole line; "complete" says whether the log has \
                 its end line. A log of a passphrase room needs --passphrase (or EGGS_PASSPHRASE).
                 """
@@ -100,6 +101,9 @@ extension EggsCommand {
             FileHandleOutput.stdout(report.json)
             if let line = report.truncatedAtLine {
                 FileHandleOutput.stderr("eggs-tui: \(log): line \(line) is cut off; replayed up to the last whole line")
+            }
+            if report.messages == 0 {
+                FileHandleOutput.stderr("eggs-tui: \(log): the log holds no message: nothing was checked but its lines' digests")
             }
             if let desync = report.desyncs.first {
                 throw CommandFailure.detected("\(log): checkpoint mismatch: \(desync)")

@@ -17,7 +17,9 @@ final class VSHarness {
     var members: [PeerID] = []
     /// In-flight messages of the current view: queue[receiver][sender].
     var queues: [PeerID: [PeerID: [[UInt8]]]] = [:]
-    var seqs: [PeerID: UInt64] = [:]
+    /// Per receiver and sender, the seq of the last message delivered (a log checks that each
+    /// sender's seqs follow one another).
+    var deliveredSeq: [PeerID: [PeerID: UInt64]] = [:]
     /// Messages of the current view delivered so far: deliveredInView[receiver][sender].
     var deliveredInView: [PeerID: [PeerID: Int]] = [:]
     var now = NetTime.zero
@@ -93,6 +95,12 @@ final class VSHarness {
         while let event = peers[id]!.pollEvent() { events[id, default: []].append(event) }
     }
 
+    func nextSeq(_ receiver: PeerID, _ sender: PeerID) -> UInt64 {
+        let seq = (deliveredSeq[receiver]?[sender] ?? 0) + 1
+        deliveredSeq[receiver, default: [:]][sender] = seq
+        return seq
+    }
+
     /// Delivers one random pending message; false if none.
     @discardableResult
     func deliverOne() -> Bool {
@@ -101,7 +109,7 @@ final class VSHarness {
         let (receiver, sender) = candidates[pick(candidates.count)]
         let payload = queues[receiver]![sender]!.removeFirst()
         deliveredInView[receiver, default: [:]][sender, default: 0] += 1
-        handle(receiver, .delivered(Delivery(from: sender, seq: 0, payload: payload)))
+        handle(receiver, .delivered(Delivery(from: sender, seq: nextSeq(receiver, sender), payload: payload)))
         return true
     }
 
@@ -112,7 +120,7 @@ final class VSHarness {
             let (receiver, sender) = candidates[pick(candidates.count)]
             let payload = queues[receiver]![sender]!.removeFirst()
             deliveredInView[receiver, default: [:]][sender, default: 0] += 1
-            handle(receiver, .delivered(Delivery(from: sender, seq: 0, payload: payload)))
+            handle(receiver, .delivered(Delivery(from: sender, seq: nextSeq(receiver, sender), payload: payload)))
         }
     }
 

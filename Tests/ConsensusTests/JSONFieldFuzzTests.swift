@@ -360,7 +360,11 @@ struct JSONFieldFuzzTests {
                 do throws(ReplayError) {
                     _ = try Replay.verify(MessageLog.sealed(edited))
                 } catch {
-                    if error.line != index + 1 {
+                    // A first message's seq (or sender) changed reads as a delivery of its own: the
+                    // order breaks at that sender's next line, which is where it can be seen.
+                    let reordered = error.line > index + 1
+                        && (mutant["seq"] != values[index]["seq"] || mutant["from"] != values[index]["from"])
+                    if error.line != index + 1 && !reordered {
                         failures += 1
                         if failures <= 20 {
                             Issue.record("seed \(seed), line \(index + 1): damage named at line \(error.line) (\(error.reason)): \(shown(mutant))")

@@ -239,7 +239,7 @@ struct LobbyTests {
         while let payload = h.queues[ids[0]]![ids[0]]?.first {
             h.queues[ids[0]]![ids[0]]!.removeFirst()
             h.deliveredInView[ids[0], default: [:]][ids[0], default: 0] += 1
-            h.handle(ids[0], .delivered(Delivery(from: ids[0], seq: 0, payload: payload)))
+            h.handle(ids[0], .delivered(Delivery(from: ids[0], seq: h.nextSeq(ids[0], ids[0]), payload: payload)))
         }
         #expect(h.peers[ids[0]]!.roomSettingsAuthor == ids[0])
         ready(h, ids[0])

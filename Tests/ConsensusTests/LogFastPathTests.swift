@@ -50,8 +50,9 @@ struct LogFastPathTests {
         return (events, nil, reader.linesReadInPlace)
     }
 
+    static let carol = PeerID(0xca201)
     static let head = [MessageLog.header(peer: bob, room: "eggs"),
-                       MessageLog.line(for: .viewChanged(MembershipView(id: 2, members: [alice, bob], joined: [bob], key: 7)),
+                       MessageLog.line(for: .viewChanged(MembershipView(id: 2, members: [alice, bob, Self.carol], joined: [bob], key: 7)),
                                        atMicroseconds: 1)!]
 
     @Test("the writer's inputs, checkpoint and votes lines are read in place, to the events the JSON reader gives")
@@ -61,8 +62,9 @@ struct LogFastPathTests {
             lines.append(Self.line(message, seq: Int64(index + 1), at: Int64(index) * 1_000_000_007))
         }
         // The largest values a number in place holds (18 digits), and the general reader's beyond.
-        lines.append(Self.line(Self.messages[0], seq: 999_999_999_999_999_999, at: 999_999_999_999_999_999))
-        lines.append(Self.line(Self.messages[0], seq: .max, at: 0))
+        // (From two other members: each is a sender's first message, so any seq is in order.)
+        lines.append(Self.line(Self.messages[0], seq: 999_999_999_999_999_999, at: 999_999_999_999_999_999, from: bob))
+        lines.append(Self.line(Self.messages[0], seq: .max, at: 0, from: Self.carol))
         let text = MessageLog.sealed(lines)
         let fast = Self.read(text, inPlace: true), general = Self.read(text, inPlace: false)
         #expect(fast.error == nil && general.error == nil)

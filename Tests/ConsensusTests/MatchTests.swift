@@ -136,7 +136,7 @@ struct MatchTests {
                      .checkpoint(game: game, pairs: 999, hash: 0xDEAD)]
         for id in ids.dropFirst() {
             let before = h.peers[id]!.match!.mirrors[victim]!.grid
-            for message in stale { h.handle(id, .delivered(Delivery(from: victim, seq: 0, payload: message.encoded()))) }
+            for message in stale { h.handle(id, .delivered(Delivery(from: victim, seq: h.nextSeq(id, victim), payload: message.encoded()))) }
             #expect(h.peers[id]!.match!.mirrors[victim]!.grid.stableHash == before.stableHash)
         }
         #expect(desyncs(h).isEmpty)

@@ -57,7 +57,26 @@ struct ReplayTests {
             lines[index].contains("\"type\":\"inputs\"") && ["\"left\"", "\"right\"", "\"drop\""].contains { lines[index].contains($0) }
         }
         let index = try #require(inputs.dropFirst(3).first)
-        lines.remove(at: index)
+        let removed = lines.remove(at: index)
+        // The gap in its sender's seqs is damage at the sender's next line.
+        let sender = try #require(removed.range(of: "\"from\":\"")).upperBound
+        let from = String(removed[sender...].prefix(16))
+        let next = try #require(lines[index...].firstIndex { $0.contains("\"from\":\"\(from)\"") })
+        #expect(throws: ReplayError.self) { try Replay.verify(MessageLog.sealed(lines)) }
+        do throws(ReplayError) {
+            _ = try Replay.verify(MessageLog.sealed(lines))
+        } catch {
+            #expect(error.line == next + 1 && error.reason.contains("missing or out of order"), "\(error)")
+        }
+        // With the sender's later seqs renumbered (an order with no gap), the replay runs and its
+        // checkpoints mismatch.
+        for later in index..<lines.count where lines[later].contains("\"from\":\"\(from)\"") {
+            let json = try #require(JSONValue.parse(lines[later]))
+            guard case .object(var pairs) = json, let at = pairs.firstIndex(where: { $0.0 == "seq" }),
+                  let seq = pairs[at].1.intValue else { continue }
+            pairs[at].1 = .int(seq - 1)
+            lines[later] = JSONValue.object(pairs).serialized
+        }
         let report = try Replay.verify(MessageLog.sealed(lines))
         #expect(!report.ok)
     }

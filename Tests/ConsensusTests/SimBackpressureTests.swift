@@ -32,6 +32,7 @@ struct SimBackpressureTests {
         #expect(winners.count == 1 && !winners.contains("unfinished"), "\(what): \(winners)")
         #expect(run.desyncs.isEmpty, "\(what): \(run.desyncs)")
         #expect(run.decisionsDisagree() == nil, "\(what)")
+        #expect(run.logOrderBreach() == nil, "\(what)")
         #expect(run.lives.allSatisfy { $0.peer.stats.checkpointsVerified > 10 }, "\(what): checkpoints \(run.lives.map(\.peer.stats.checkpointsVerified))")
         #expect(run.lives.allSatisfy { $0.node.discardedAfterLeave == 0 }, "\(what)")
         // Every payload made was taken by the core: none waits or was lost.

@@ -57,6 +57,7 @@ struct SimCrashTests {
         }
         if !run.desyncs.isEmpty { failures.append("\(run.desyncs.count) desyncs, first \(run.desyncs[0])") }
         if let problem = run.decisionsDisagree() { failures.append(problem) }
+        if let problem = run.logOrderBreach() { failures.append(problem) }
         failures += SimChecker.violations(run.net).prefix(3)
         return failures.map { "\(what)\n  \($0)" }
     }

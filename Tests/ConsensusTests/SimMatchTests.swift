@@ -34,9 +34,25 @@ final class BotApp: SimApplication {
         bot = BotPlayer(level: .medium, seed: id.raw)
         nextTick = now.adding(nanoseconds: BotApp.tickNanoseconds)
         bornAt = now
+        order = DeliveryOrder(recorder: id)
     }
 
+    /// The delivery order this life's log would hold, checked as `replay --verify` checks it.
+    var order: DeliveryOrder
+    /// The first breach of that order (with its event's number), if any.
+    var orderBreach: String?
+    var eventsSeen = 0
+
     func handle(event: PeerNetEvent, core: ReliableMulticast, now: NetTime) {
+        eventsSeen += 1
+        if orderBreach == nil {
+            let breach: String? = switch event {
+            case .delivered(let d): order.delivery(from: d.from, seq: d.seq)
+            case .viewChanged(let v): order.view(v)
+            default: nil
+            }
+            if let breach { orderBreach = "\(peer.config.id.hex) life born at \(bornAt.nanoseconds / 1_000_000) ms, event \(eventsSeen): \(breach)" }
+        }
         var fresh: [MatchEvent] = []
         node.handle(event, core: core, now: now, sent: { self.sent($0, now: now) }) { fresh.append($0) }
         observe(fresh, now: now)

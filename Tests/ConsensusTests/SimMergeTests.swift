@@ -41,6 +41,7 @@ struct SimMergeTests {
         for app in run.liveApps where !started(app) { failures.append("\(app.peer.config.id.hex) started no game 10 s after the merge") }
         if !run.desyncs.isEmpty { failures.append("\(run.desyncs.count) desyncs, first \(run.desyncs[0])") }
         if let problem = run.decisionsDisagree() { failures.append(problem) }
+        if let problem = run.logOrderBreach() { failures.append(problem) }
         return failures.map { "seed \(seed) groups \(groups.map { $0.map(\.hex) }): \($0)" }
     }
 

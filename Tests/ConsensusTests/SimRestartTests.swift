@@ -67,6 +67,7 @@ struct SimRestartTests {
         }
         if !run.desyncs.isEmpty { failures.append("\(run.desyncs.count) desyncs, first \(run.desyncs[0])") }
         if let problem = run.decisionsDisagree() { failures.append(problem) }
+        if let problem = run.logOrderBreach() { failures.append(problem) }
         if zip(framesBefore, run.liveApps.map { $0.peer.stats.delivered }).contains(where: { $0 >= $1 }) {
             failures.append("a peer delivered nothing after the restart")
         }

@@ -98,6 +98,9 @@ final class SimBotRun {
         while condition() && net.now < deadline { net.run(forNanoseconds: stepNanoseconds) }
     }
 
+    /// The first life whose log would break the delivery order `replay --verify` checks, if any.
+    func logOrderBreach() -> String? { lives.lazy.compactMap(\.orderBreach).first }
+
     /// (game, round) decided with different values by two lives, if any.
     func decisionsDisagree() -> String? {
         var seen: [UInt64: (UInt64, PeerID)] = [:]
@@ -181,6 +184,7 @@ struct SimRoundTests {
             }
         }
         if let problem = run.decisionsDisagree() { failures.append(problem) }
+        if let problem = run.logOrderBreach() { failures.append(problem) }
         if !run.desyncs.isEmpty { failures.append("\(run.desyncs.count) desyncs, first \(run.desyncs[0])") }
         failures += SimChecker.violations(run.net).prefix(3)
         return (failures.map { "\(what)\n  \($0)" }, run.probe, crashedMidRound)
@@ -256,6 +260,7 @@ struct SimEggWaitTests {
         if winners.count != 1 || winners.contains("unfinished") { outcome.failures.append("\(what): winners \(winners)") }
         if !run.desyncs.isEmpty { outcome.failures.append("\(what): \(run.desyncs.count) desyncs") }
         if let problem = run.decisionsDisagree() { outcome.failures.append("\(what): \(problem)") }
+        if let problem = run.logOrderBreach() { outcome.failures.append("\(what): \(problem)") }
         if run.lives.count != players { outcome.failures.append("\(what): \(run.lives.count) lives") }
         outcome.maxEggWaitNanoseconds = run.lives.map(\.peer.stats.maxEggWaitNanoseconds).max() ?? 0
         return outcome
@@ -337,6 +342,7 @@ struct SimPartitionTests {
             failures.append("\(id.hex) did not rejoin from a snapshot")
         }
         if let problem = run.decisionsDisagree() { failures.append(problem) }
+        if let problem = run.logOrderBreach() { failures.append(problem) }
         if !run.desyncs.isEmpty { failures.append("\(run.desyncs.count) desyncs, first \(run.desyncs[0])") }
         for app in primaryApps where app.peer.stats.checkpointsVerified < 10 {
             failures.append("\(app.peer.config.id.hex) verified \(app.peer.stats.checkpointsVerified) checkpoints")

@@ -1,5 +1,7 @@
+import Consensus
 import EggTestSupport
 import Foundation
+import PeerNet
 import Testing
 
 /// Logs, summaries and boards from the command line: damaged files, full disks, missing
@@ -31,6 +33,22 @@ struct LogFileTests {
             #expect(result.stderr.contains("line 1:"), "\(path): \(result.stderr)")
             #expect(result.stderr.split(separator: "\n").count == 1)
         }
+    }
+
+    @Test("replay --verify of a log with no message verifies and says that nothing but its digests was checked")
+    func logWithoutMessages() throws {
+        let directory = try Self.temporaryDirectory("nomessages")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/quiet.jsonl"
+        let me = PeerID(0x51)
+        let lines = [MessageLog.header(peer: me, room: "eggs"),
+                     MessageLog.line(for: .viewChanged(MembershipView(id: 1, members: [me], joined: [me])), atMicroseconds: 1)!,
+                     MessageLog.end(lines: 2, atMicroseconds: 2)]
+        try MessageLog.sealed(lines).write(toFile: path, atomically: true, encoding: .utf8)
+        let result = try Harness.run(["replay", "--verify", path])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains(#""messages":0"#) && result.stdout.contains(#""orderChecked":0"#), "\(result.stdout)")
+        #expect(result.stderr.contains("holds no message: nothing was checked but its lines' digests"), "\(result.stderr)")
     }
 
     @Test("replay of a missing file without a terminal says it cannot open it")
