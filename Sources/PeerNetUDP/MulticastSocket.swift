@@ -119,7 +119,7 @@ public final class MulticastSocket: @unchecked Sendable {
         options: MulticastOptions,
         on group: EventLoopGroup,
         onDatagrams: @escaping @Sendable ([[UInt8]]) -> Void,
-        onAnnouncement: (@Sendable ([UInt8], UInt32) -> Void)? = nil
+        onAnnouncement: (@Sendable ([UInt8], PeerAddress) -> Void)? = nil
     ) throws -> MulticastSocket {
         let groupAddress: SocketAddress
         do {
@@ -258,10 +258,10 @@ private final class DatagramReader: ChannelInboundHandler, @unchecked Sendable {
     typealias InboundIn = AddressedEnvelope<ByteBuffer>
 
     private let onDatagrams: @Sendable ([[UInt8]]) -> Void
-    private let onAnnouncement: (@Sendable ([UInt8], UInt32) -> Void)?
+    private let onAnnouncement: (@Sendable ([UInt8], PeerAddress) -> Void)?
     private var pending: [[UInt8]] = []
 
-    init(onDatagrams: @escaping @Sendable ([[UInt8]]) -> Void, onAnnouncement: (@Sendable ([UInt8], UInt32) -> Void)?) {
+    init(onDatagrams: @escaping @Sendable ([[UInt8]]) -> Void, onAnnouncement: (@Sendable ([UInt8], PeerAddress) -> Void)?) {
         self.onDatagrams = onDatagrams
         self.onAnnouncement = onAnnouncement
     }
@@ -271,7 +271,8 @@ private final class DatagramReader: ChannelInboundHandler, @unchecked Sendable {
         let bytes = Array(envelope.data.readableBytesView)
         // Unicast peers' address announcements go aside with their source address.
         if let onAnnouncement, AddressBook.isAnnouncement(bytes), case .v4(let source) = envelope.remoteAddress {
-            onAnnouncement(bytes, UInt32(bigEndian: source.address.sin_addr.s_addr))
+            onAnnouncement(bytes, PeerAddress(ip: UInt32(bigEndian: source.address.sin_addr.s_addr),
+                                              port: UInt16(bigEndian: source.address.sin_port)))
             return
         }
         pending.append(bytes)

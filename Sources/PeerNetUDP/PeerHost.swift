@@ -52,10 +52,11 @@ public final class PeerHost: @unchecked Sendable {
         var generator = SystemRandomNumberGenerator()
         let book = AddressBook(options: options.unicast ?? UnicastOptions(peers: []), room: config.room,
                                passphrase: config.passphrase, listeningPort: UInt16(clamping: options.port),
-                               nonce: generator.next(), now: MonotonicClock.now())
+                               nonce: generator.next(), challengeSecret: (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) },
+                               now: MonotonicClock.now())
         self.book = book
-        let onAnnouncement: @Sendable ([UInt8], UInt32) -> Void = { bytes, sourceIP in
-            box.host?.receivedAnnouncement(bytes, sourceIP: sourceIP)
+        let onAnnouncement: @Sendable ([UInt8], PeerAddress) -> Void = { bytes, source in
+            box.host?.receivedAnnouncement(bytes, source: source)
         }
         socket = try MulticastSocket.open(options: options, on: eventLoop, onDatagrams: { batch in
             box.host?.received(batch)
@@ -73,18 +74,25 @@ public final class PeerHost: @unchecked Sendable {
     /// The unicast addresses datagrams go to now.
     public var unicastDestinations: [PeerAddress] { lock.withLock { _ in book.destinations } }
 
-    private func receivedAnnouncement(_ bytes: [UInt8], sourceIP: UInt32) {
+    /// The addresses still to prove (they get probes, never game datagrams).
+    public var unprovenAddresses: [PeerAddress] { lock.withLock { _ in book.unproven } }
+
+    private func receivedAnnouncement(_ bytes: [UInt8], source: PeerAddress) {
         lock.withLock { _ in
             guard !closed else { return }
-            book.handleAnnouncement(bytes, sourceIP: sourceIP, now: MonotonicClock.now())
+            for (address, reply) in book.handleAnnouncement(bytes, source: source, now: MonotonicClock.now()) {
+                socket?.send([reply], to: [address])
+            }
         }
     }
 
-    /// Tells every known address the addresses this peer knows.
+    /// Tells every proven address the proven addresses this peer knows, and probes the others.
     private func announce() {
         lock.withLock { _ in
-            guard !closed, let announcement = book.pollAnnouncement(now: MonotonicClock.now()) else { return }
-            socket?.send([announcement], to: book.destinations)
+            guard !closed else { return }
+            for (address, announcement) in book.pollAnnouncements(now: MonotonicClock.now()) {
+                socket?.send([announcement], to: [address])
+            }
         }
     }
 
