@@ -24,8 +24,29 @@ public enum BotEngineProtocol {
 
         public var description: String {
             let shown = line.count > 60 ? String(line.prefix(60)) + "…" : line
-            return "bad answer '\(shown)' (\(reason))"
+            return "bad answer '\(BotEngineProtocol.escaped(shown))' (\(reason))"
         }
+    }
+
+    /// `text` safe to show on a terminal: every control character (C0 with NUL and ESC, DEL, C1)
+    /// and the backslash become visible escapes (`\0`, `\t`, `\n`, `\r`, `\x1b`, `\x7f`,
+    /// `\u{9b}`, `\\`); the rest is unchanged. Every engine line a message quotes goes through it.
+    public static func escaped(_ text: String) -> String {
+        var shown = ""
+        for scalar in text.unicodeScalars {
+            switch scalar.value {
+            case 0x5C: shown += "\\\\"
+            case 0x00: shown += "\\0"
+            case 0x09: shown += "\\t"
+            case 0x0A: shown += "\\n"
+            case 0x0D: shown += "\\r"
+            case 0x00...0x0F: shown += "\\x0" + String(scalar.value, radix: 16)
+            case 0x10...0x1F, 0x7F: shown += "\\x" + String(scalar.value, radix: 16)
+            case 0x80...0x9F: shown += "\\u{" + String(scalar.value, radix: 16) + "}"
+            default: shown.unicodeScalars.append(scalar)
+            }
+        }
+        return shown
     }
 
     /// A board as all its rows (15 for `sfe`: rows 0–2 hold only garbage), 6 cells each, top first, joined by `/` (cells `.RBYPGO#`).

@@ -267,11 +267,12 @@ extension EggsCommand {
                 do {
                     for _ in 0..<count { engines.append(try EngineProcess(command: engine, timeoutMilliseconds: engineTimeout)) }
                 } catch {
-                    for started in engines { started.close() }
+                    EngineProcess.close(engines)
                     throw error
                 }
             }
-            defer { for started in engines { started.close() } }
+            // However the run ends (its end, an error, SIGINT or SIGTERM), each engine's process group ends with it.
+            defer { EngineProcess.close(engines) }
             var bots: [BotPeer] = []
             for index in 0..<(count + spectators) {
                 let spectator = index >= count

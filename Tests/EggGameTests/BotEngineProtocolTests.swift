@@ -45,6 +45,23 @@ struct BotEngineProtocolTests {
         #expect(BotEngineProtocol.parseReady("hello").isFailure)
         #expect(BotEngineProtocol.parseReady("ready a b").isFailure)
     }
+
+    @Test("what an engine says is quoted escaped: no control character (C0, DEL, C1) is left, the backslash is escaped too")
+    func escaping() {
+        #expect(BotEngineProtocol.escaped("place 1 2 up é… 🥚") == "place 1 2 up é… 🥚")
+        #expect(BotEngineProtocol.escaped("a\u{1B}[2Jb") == #"a\x1b[2Jb"#)
+        #expect(BotEngineProtocol.escaped("\0\t\n\r\u{1}\u{7}\u{1F}\u{7F}") == #"\0\t\n\r\x01\x07\x1f\x7f"#)
+        #expect(BotEngineProtocol.escaped("\u{80}\u{85}\u{9B}\u{9F}\u{A0}") == #"\u{80}\u{85}\u{9b}\u{9f}"# + "\u{A0}")
+        #expect(BotEngineProtocol.escaped(#"\x1b \"#) == #"\\x1b \\"#, "a backslash the engine sent is not taken for an escape")
+        var every = ""
+        for value in UInt32(0)...0x3FF { every.unicodeScalars.append(Unicode.Scalar(value)!) }
+        let shown = BotEngineProtocol.escaped(every)
+        #expect(!shown.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) })
+        let error = BotEngineProtocol.AnswerError(line: "ready \u{1B}]0;title\u{7}\0", reason: "expected 'ready [NAME]'")
+        #expect(error.description == #"bad answer 'ready \x1b]0;title\x07\0' (expected 'ready [NAME]')"#)
+        let long = BotEngineProtocol.AnswerError(line: String(repeating: "\u{1B}", count: 70), reason: "r")
+        #expect(long.description == "bad answer '" + String(repeating: #"\x1b"#, count: 60) + "…' (r)")
+    }
 }
 
 private extension Result {
