@@ -134,7 +134,7 @@ public struct MatchPeer: Sendable {
             }
         case .viewAbandoned:
             abandonView()
-        case .incompatible, .lagging, .incarnationEnded:
+        case .incompatible, .lagging, .incarnationEnded, .resumedAfterPause:
             break
         }
         afterInput(now: now, settled: settled)

@@ -197,6 +197,9 @@ public struct PeerNetStats: Hashable, Sendable {
     /// Views given up after being blocked for `blockedTimeoutNanoseconds`, and the own queued
     /// messages discarded with them (never sent: the group never agreed on them).
     public var viewsAbandoned: UInt64 = 0
+    /// Times the host found this process had been stopped longer than the suspect timeout
+    /// (``ReliableMulticast/resumeAfterPause(awayNanoseconds:now:)``).
+    public var pausesResumed: UInt64 = 0
     public var messagesAbandoned: UInt64 = 0
     /// Frames that passed every envelope check but contradict the protocol state (a cut below
     /// what was delivered, naming members this peer's view lacks, ...): ignored, never trusted.

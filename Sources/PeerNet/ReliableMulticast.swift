@@ -429,6 +429,21 @@ public final class ReliableMulticast {
         pendingSends.removeAll()
     }
 
+    /// The host found this process was stopped (SIGSTOP, a suspended laptop) for
+    /// `awayNanoseconds`: its timer ran that late, longer than the others wait before they
+    /// suspect a silent member. They have gone on without it, so rather than wait to find itself
+    /// blocked, it gives up its view now and rejoins like a fresh peer (`.viewAbandoned`, after
+    /// `.resumedAfterPause`, which says why). A peer alone or still joining only reports it.
+    public func resumeAfterPause(awayNanoseconds: UInt64, now: NetTime) {
+        defer { checkInvariants() }
+        lastNow = max(lastNow, now)
+        guard !isLeft else { return }
+        stats.pausesResumed += 1
+        events.append(.resumedAfterPause(awayNanoseconds: awayNanoseconds))
+        if hasView, members.count > 1 { abandonView(now: now) }
+        afterInput(now: now)
+    }
+
     // MARK: - Polling
 
     /// The next datagram to multicast to the group, or `nil`. Control first, then repairs, then new data.

@@ -127,6 +127,9 @@ public enum PeerNetEvent: Hashable, Sendable {
     /// gave up `view`: it is joining again (the lobby), like a fresh peer; its own messages
     /// queued while blocked are discarded. It rejoins a group it hears (or founds one).
     case viewAbandoned(MembershipView)
+    /// This process was stopped (suspended) for `awayNanoseconds`, longer than its view waits
+    /// for a silent member: it rejoins (a `.viewAbandoned` follows when it had a view of others).
+    case resumedAfterPause(awayNanoseconds: UInt64)
 }
 
 /// How the link from one peer looks from here (for a status line). See `ReliableMulticast.linkStats`.

@@ -32,6 +32,9 @@ public final class PeerHost: @unchecked Sendable {
     private var announcer: RepeatedTask?
     /// Calls of ``withCore(_:)`` (used under the lock only): each takes the lock once and pumps once.
     private var coreCalls = 0
+    /// A timer that runs this much after its deadline means the process was stopped (SIGSTOP,
+    /// a suspended laptop) for longer than the others wait before suspecting it.
+    private let pauseNanoseconds: UInt64
 
     /// Opens the socket and starts the core. `onEvent` receives every event.
     public init(
@@ -46,6 +49,7 @@ public final class PeerHost: @unchecked Sendable {
         self.eventLoop = eventLoop
         self.core = ReliableMulticast(config: config, now: MonotonicClock.now())
         self.onEvent = onEvent
+        self.pauseNanoseconds = config.suspectTimeoutNanoseconds
         let box = WeakHost()
         // Every host keeps an address book, so a peer that was given no address still
         // answers (by unicast) the peers that announce themselves to it.
@@ -102,6 +106,7 @@ public final class PeerHost: @unchecked Sendable {
     public func withCore<T>(_ body: (ReliableMulticast) throws -> T) rethrows -> T {
         try lock.withLock { _ in
             coreCalls += 1
+            noticePause(now: MonotonicClock.now())
             let result = try body(core)
             pump(now: MonotonicClock.now())
             return result
@@ -136,6 +141,7 @@ public final class PeerHost: @unchecked Sendable {
         lock.withLock { _ in
             guard !closed else { return }
             var now = MonotonicClock.now()
+            noticePause(now: now)
             for (index, bytes) in batch.enumerated() {
                 if index > 0 { now = MonotonicClock.now() }
                 core.handleDatagram(bytes, now: now)
@@ -148,10 +154,20 @@ public final class PeerHost: @unchecked Sendable {
         lock.withLock { _ in
             guard !closed else { return }
             let now = MonotonicClock.now()
+            noticePause(now: now)
             timerDeadline = nil
             core.handleTimeout(now: now)
             pump(now: now)
         }
+    }
+
+    /// Must hold the lock. The core's timer was due long ago and has not run: the whole process
+    /// was stopped. The core hears it first (it rejoins rather than wait to find itself blocked).
+    private func noticePause(now: NetTime) {
+        guard let due = timerDeadline, now > due.adding(nanoseconds: pauseNanoseconds) else { return }
+        timerDeadline = nil
+        timer?.cancel()
+        core.resumeAfterPause(awayNanoseconds: now.nanoseconds(since: due), now: now)
     }
 
     /// Must hold the lock. Bounded: each pass drains queues the core bounds itself.

@@ -136,6 +136,13 @@ struct StallWatch {
     private(set) var formedGroup = false
     private var lastProgress: UInt64?
     private var lastChange: NetTime
+    /// When the last sample was taken: samples come every 100 ms, so a longer gap means the
+    /// process was stopped (suspended) meanwhile; the stall clock starts again after it.
+    private var lastSample: NetTime?
+    /// Samples further apart than this mean the process was stopped.
+    static let pauseNanoseconds: UInt64 = 2_000_000_000
+    /// Pauses seen.
+    private(set) var pauses = 0
 
     init(start: NetTime, groupTimeoutNanoseconds: UInt64 = 15_000_000_000, stallTimeoutNanoseconds: UInt64 = 10_000_000_000) {
         self.start = start
@@ -146,6 +153,12 @@ struct StallWatch {
 
     /// Takes one sample at `now`; returns the failure's reason once the bot has stalled.
     mutating func observe(_ sample: Sample, now: NetTime) -> String? {
+        if let lastSample, now.nanoseconds(since: lastSample) >= Self.pauseNanoseconds {
+            // Stopped, not stalled: the peer rejoins now (its core heard of the pause too).
+            pauses += 1
+            lastChange = now
+        }
+        lastSample = now
         if sample.inGroup { formedGroup = true }
         if !formedGroup && now.nanoseconds(since: start) >= groupTimeoutNanoseconds {
             return "never formed a group with another peer within \(Self.seconds(groupTimeoutNanoseconds)) s"
@@ -387,6 +400,10 @@ struct BotReport {
     var engineAnswers: Int
     var engineFallbacks: Int
     var log: String
+    /// Times this process was found stopped (suspended) longer than a suspect timeout, and
+    /// views given up (blocked too long, or after such a pause): each rejoined the room.
+    var pauses: UInt64
+    var viewsAbandoned: UInt64
 
     init(bot: BotPeer) {
         let (match, net, _) = bot.peer.snapshot()
@@ -411,6 +428,8 @@ struct BotReport {
         engineAnswers = bot.engineAnswers
         engineFallbacks = bot.engineFallbacks
         log = bot.peer.logPath
+        pauses = net.pausesResumed
+        viewsAbandoned = net.viewsAbandoned
     }
 
     var json: JSONValue {
@@ -424,6 +443,7 @@ struct BotReport {
             ("sendHolds", .int(Int64(clamping: sendHolds))), ("sendQueued", .int(Int64(clamping: sendQueued))),
             ("staleDropped", .int(Int64(clamping: staleDropped))), ("chainsOf3", .int(Int64(clamping: chainsOf3))),
             ("engineAnswers", .int(Int64(clamping: engineAnswers))), ("engineFallbacks", .int(Int64(clamping: engineFallbacks))),
+            ("pauses", .int(Int64(clamping: pauses))), ("viewsAbandoned", .int(Int64(clamping: viewsAbandoned))),
             ("log", .string(log)),
         ])
     }

@@ -40,6 +40,8 @@ final class NetPeer: @unchecked Sendable {
     private let log: LogFile
     private var isClosed = false
     private var recentEvents = Deque<MatchEvent>()
+    /// Pauses of this process the core found (how long it was away), for the screen.
+    private var pauses: [UInt64] = []
     /// Times the send window refused a payload (it stayed queued in the match).
     var sendWindowFull: Int { host.withCore { _ in node.sendWindowFull } }
     /// Times the game loop took the host's lock so far (``withMatch(_:)`` and every read):
@@ -115,6 +117,14 @@ final class NetPeer: @unchecked Sendable {
     }
 
     /// Match events since the last call (bounded).
+    /// How long this process was stopped, for each pause found since the last call.
+    func takePauses() -> [UInt64] {
+        host.withCore { _ in
+            defer { pauses.removeAll() }
+            return pauses
+        }
+    }
+
     func takeEvents() -> [MatchEvent] {
         host.withCore { _ in
             defer { recentEvents.removeAll() }
@@ -139,6 +149,7 @@ final class NetPeer: @unchecked Sendable {
     private func received(_ event: PeerNetEvent, core: ReliableMulticast, now: NetTime) {
         // The writer thread turns the event into its line: no second decode on this path.
         log.write(event: event, atMicroseconds: Int64(MonotonicClock.wallMicroseconds()))
+        if case .resumedAfterPause(let away) = event, pauses.count < 16 { pauses.append(away) }
         if case .incompatible(let peer, let version) = event, incompatible.count < 64 {
             incompatible[peer] = version
         }

@@ -16,6 +16,11 @@ final class NetPlayScreen: Screen {
     private var settings: MatchSettings
     private var practiceLevel: BotLevel = .medium
     private var confirmingQuit = false
+    /// Set when this process was found stopped (how long, ns) until it is in a room again.
+    private var rejoinAfterPause: UInt64?
+
+    /// Whole seconds of `nanoseconds`, rounded.
+    static func seconds(_ nanoseconds: UInt64) -> UInt64 { (nanoseconds + 500_000_000) / 1_000_000_000 }
     private var banner: String?
     private var bannerTicks = 0
     private var desyncs: [Desync] = []
@@ -213,6 +218,11 @@ final class NetPlayScreen: Screen {
         ticksSinceRefresh += 1
         screenTicks += 1
         var changed = ownMoved || ticksSinceRefresh >= Self.refreshTicks || advanceRemoteBoards()
+        for away in peer.takePauses() {
+            changed = true
+            rejoinAfterPause = away
+            show("You were away for \(Self.seconds(away)) s; rejoining the room")
+        }
         for event in peer.takeEvents() {
             changed = true
             switch event {
@@ -239,6 +249,10 @@ final class NetPlayScreen: Screen {
                 show("Not enough players (\(count)); get ready again when others are here.")
             case .viewChanged(let view):
                 for gone in view.departed { show("\(displayName(gone)) left") }
+                if let away = rejoinAfterPause, view.members.count > 1 {
+                    rejoinAfterPause = nil
+                    show("You were away for \(Self.seconds(away)) s; rejoined the room")
+                }
             default: break
             }
         }

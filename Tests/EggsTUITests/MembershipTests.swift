@@ -140,6 +140,46 @@ struct MembershipTests {
         try? FileManager.default.removeItem(atPath: directory)
     }
 
+    @Test("SIGSTOP of the highest or the lowest ID for 20 s mid-match, then SIGCONT: it rejoins instead of exiting, both play on together, every log verifies",
+          arguments: [true, false])
+    func suspendAndResume(highest: Bool) throws {
+        let directory = try Self.temporaryDirectory()
+        let port = TestPorts.next()
+        let bots = try (0..<2).map { try BotProcess(id: Self.hex($0), port: port, players: 2, directory: directory, seconds: 150) }
+        defer {
+            for bot in bots { bot.signal(SIGCONT); bot.signal(SIGKILL); bot.wait() }
+        }
+        try #require(Self.waitForPlay(bots), "the match did not start")
+        let sleeper = bots[highest ? 1 : 0], other = bots[highest ? 0 : 1]
+        sleeper.signal(SIGSTOP)
+        usleep(20_000_000)
+        sleeper.signal(SIGCONT)
+        let resumedAt = Self.nowMicroseconds()
+        // Both in one room again, and both play on (checkpoints verified after the pause).
+        let checked = bots.map { $0.report?["checkpointsVerified"] as? Int ?? 0 }
+        var togetherAfter: Int64?
+        var playing = false
+        let deadline = Date().addingTimeInterval(40)
+        while !(togetherAfter != nil && playing) && Date() < deadline && sleeper.isRunning {
+            if togetherAfter == nil, let view = sleeper.views.last(where: { $0.at >= resumedAt }),
+               view.members.contains(other.id) && view.members.contains(sleeper.id) {
+                togetherAfter = view.at - resumedAt
+            }
+            playing = zip(bots, checked).allSatisfy { ($0.report?["checkpointsVerified"] as? Int ?? 0) > $1 }
+            usleep(100_000)
+        }
+        #expect(sleeper.isRunning, "the paused bot exited (status \(sleeper.wait(seconds: 1).map(String.init) ?? "?"))")
+        let took = try #require(togetherAfter, "the paused peer never shared a view with the other again (40 s)")
+        #expect(playing, "no play after the pause")
+        #expect((sleeper.report?["pauses"] as? Int ?? 0) >= 1, "the pause is counted: \(sleeper.report ?? [:])")
+        for bot in bots { bot.signal(SIGTERM) }
+        for bot in bots { #expect(bot.wait() == 0, "\(bot.id) exits 0") }
+        for bot in bots { #expect(bot.report?["desyncs"] as? Int == 0, "\(bot.id): \(bot.report ?? [:])") }
+        try Self.expectLogsVerify(bots)
+        print("suspend highest=\(highest): together again \(took / 1_000) ms after SIGCONT")
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
     @Test("kill -9 of the highest or the lowest ID mid-match and a restart under the same ID at once: back in the room within 5 s, no desync, every log verifies",
           arguments: [true, false])
     func killAndRestart(highest: Bool) throws {

@@ -43,6 +43,18 @@ struct StallTests {
         #expect(watch.observe(stuck, now: Self.at(130.5)) == "players were present and nothing progressed for 10 s")
     }
 
+    @Test("a pause of the process (samples 20 s apart) starts the stall clock again; nothing after it still fails at 10 s")
+    func pauseIsNoStall() {
+        var watch = StallWatch(start: .zero)
+        let stuck = StallWatch.Sample(inGroup: true, expectsProgress: true, progress: 5)
+        for t in stride(from: 0.0, through: 5, by: 0.1) { #expect(watch.observe(stuck, now: Self.at(t)) == nil) }
+        // SIGSTOP at 5 s, SIGCONT at 25 s: the first sample after it is no stall.
+        #expect(watch.observe(stuck, now: Self.at(25)) == nil)
+        #expect(watch.pauses == 1)
+        for t in stride(from: 25.1, through: 34.8, by: 0.1) { #expect(watch.observe(stuck, now: Self.at(t)) == nil) }
+        #expect(watch.observe(stuck, now: Self.at(35.1)) == "players were present and nothing progressed for 10 s")
+    }
+
     @Test("a lone bot waiting for 2 players exits 1 after about 15 s, naming that it never formed a group")
     func loneBotExitsOne() throws {
         let directory = try Harness.temporaryDirectory("lone")

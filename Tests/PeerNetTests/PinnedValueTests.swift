@@ -69,6 +69,7 @@ struct SimPinnedValueTests {
                 case .lagging(let peer): feed(4); feed(peer.raw)
                 case .incarnationEnded(let peer): feed(5); feed(peer.raw)
                 case .viewAbandoned(let v): feed(6); feed(v.id)
+                case .resumedAfterPause(let away): feed(7); feed(away)
                 }
             }
         }
