@@ -299,18 +299,18 @@ public final class ReliableMulticast {
 
     /// Since when this peer is blocked (non-primary, `.blocked`), while it is: a UI can show
     /// how long it has been cut off; at `blockedTimeoutNanoseconds` it gives up the view.
-    public var blockedSince: NetTime? {
+    package var blockedSince: NetTime? {
         if case let .blocked(since, _) = phase { since } else { nil }
     }
 
     /// The highest seq this peer has assigned to its own messages.
-    public var lastSentSeq: UInt64 { sendWindow.lastSentSeq }
+    package var lastSentSeq: UInt64 { sendWindow.lastSentSeq }
 
     /// Own messages assigned a seq but not yet sent (queued during a view change or while blocked).
-    public var pendingSendCount: Int { sendWindow.pendingSends.count }
+    package var pendingSendCount: Int { sendWindow.pendingSends.count }
 
     /// The highest seq delivered here from `peer`, `nil` when `peer` is not in the installed view.
-    public func deliveredUpTo(_ peer: PeerID) -> UInt64? { streams[peer]?.delivered }
+    package func deliveredUpTo(_ peer: PeerID) -> UInt64? { streams[peer]?.delivered }
 
     /// Round-trip time and loss of the link from `peer`, for a status line; `nil` for a peer
     /// never heard (or forgotten). Pure: computed from datagrams and the `now` of past inputs.
