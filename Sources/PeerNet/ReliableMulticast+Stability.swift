@@ -66,7 +66,7 @@ extension ReliableMulticast {
     func updateStability() {
         guard hasView else { return }
         for (id, stream) in streams {
-            stream.free(upTo: stability.stable(of: id, delivered: stream.delivered, others: members.lazy.filter { $0 != self.me }))
+            stream.free(upTo: stability.stable(of: id, delivered: stream.delivered, members: members, except: me))
         }
         let floor = streams[me.id]?.stableFloor ?? 0
         if lastSentSeq - floor < UInt64(config.windowSizeMax / 2) { stability.clearLagging() }

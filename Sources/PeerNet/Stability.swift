@@ -29,9 +29,9 @@ struct Stability {
 
     /// The highest seq of `origin`'s stream delivered by this peer (`delivered`) and by every
     /// one of `others` as far as they reported.
-    func stable(of origin: PeerID, delivered: UInt64, others: some Sequence<Member>) -> UInt64 {
+    func stable(of origin: PeerID, delivered: UInt64, members: [Member], except me: Member) -> UInt64 {
         var stable = delivered
-        for m in others { stable = min(stable, reports[m.id]?[origin] ?? 0) }
+        for m in members where m != me { stable = min(stable, reports[m.id]?[origin] ?? 0) }
         return stable
     }
 
@@ -49,8 +49,13 @@ struct Stability {
 
     /// Only members of the installed view (`members`, sorted by ID) report and are reported lagging.
     func checkInvariants(members: [Member]) {
-        func isMember(_ id: PeerID) -> Bool { members.contains { $0.id == id } }
-        precondition(reports.count <= members.count && reports.keys.allSatisfy(isMember), "reports come from members")
-        precondition(laggingReported.count <= members.count && laggingReported.allSatisfy(isMember), "only members lag")
+        precondition(reports.count <= members.count, "reports come from members")
+        precondition(laggingReported.count <= members.count, "only members lag")
+        func isMember(_ id: PeerID) -> Bool {
+            for m in members where m.id == id { return true }
+            return false
+        }
+        for id in reports.keys { precondition(isMember(id), "reports come from members") }
+        for id in laggingReported { precondition(isMember(id), "only members lag") }
     }
 }

@@ -62,9 +62,11 @@ struct ViewState {
 
     func checkInvariants() {
         precondition(members.count <= Wire.membersMax, "view too large")
-        precondition(zip(members, members.dropFirst()).allSatisfy { !($1 < $0) }, "members sorted")
-        precondition(view.id == id && view.members.count == members.count && zip(view.members, members).allSatisfy { $0 == $1.id },
-                     "the application's view is the installed one")
+        precondition(view.id == id && view.members.count == members.count, "the application's view is the installed one")
+        for index in members.indices {
+            precondition(index == 0 || !(members[index] < members[index - 1]), "members sorted")
+            precondition(view.members[index] == members[index].id, "the application's view is the installed one")
+        }
         precondition(members.isEmpty || view.key == key, "an installed view carries its key")
         precondition(lastInstall.map { $0.ballot.attempt <= highestAttemptSeen } ?? true, "an installed ballot was seen")
         precondition(lastInstallRelayAt == nil || lastInstall != nil, "only an installed ballot is relayed")
