@@ -15,56 +15,56 @@ public struct PeerNetConfig: Sendable, Hashable {
     /// datagrams without a valid one are dropped. When `nil`, datagrams carry a CRC32.
     public var passphrase: String?
     /// How often a heartbeat (membership, highest seq, stability vector) is multicast.
-    public var heartbeatIntervalNanoseconds: UInt64
+    package var heartbeatIntervalNanoseconds: UInt64
     /// A member not heard from for this long is suspected and removed by a view change.
-    public var suspectTimeoutNanoseconds: UInt64
+    package var suspectTimeoutNanoseconds: UInt64
     /// A fresh peer listens this long for an existing group before it founds one.
-    public var discoveryNanoseconds: UInt64
+    package var discoveryNanoseconds: UInt64
     /// Upper bound of the random delay before a NACK (suppresses NACK storms).
-    public var nackDelayMaxNanoseconds: UInt64
+    package var nackDelayMaxNanoseconds: UInt64
     /// A NACK is repeated after this long (plus the origin's RFC 6298 RTO) while the gap persists.
-    public var retransmitTimeoutNanoseconds: UInt64
+    package var retransmitTimeoutNanoseconds: UInt64
     /// Upper bound of the random delay before a repair by a member that is not the origin.
-    public var repairDelayMaxNanoseconds: UInt64
+    package var repairDelayMaxNanoseconds: UInt64
     /// A stability report (with the sent seq) follows this long after the last own send:
     /// receivers notice a lost last message without waiting for a heartbeat.
     /// (Reports also go out whenever a stream advanced by a quarter of the window.)
-    public var stabilityReportDelayNanoseconds: UInt64
+    package var stabilityReportDelayNanoseconds: UInt64
     /// Flush messages (propose, cut, ready) are repeated this often while a view change runs.
-    public var flushRetransmitNanoseconds: UInt64
+    package var flushRetransmitNanoseconds: UInt64
     /// A view change that makes no progress for this long is restarted without the silent peers.
-    public var flushTimeoutNanoseconds: UInt64
+    package var flushTimeoutNanoseconds: UInt64
     /// A peer blocked (cut off from most of its view: non-primary) this long gives up the view
     /// (`.viewAbandoned`): it is back to joining, the lobby, like a fresh peer, and rejoins
     /// (or founds a group) once it hears others. In a view of two the lower ID gives the view
     /// up as soon as it is blocked (the rule of two, `ReliableMulticast.blockedBound(base:)`).
-    public var blockedTimeoutNanoseconds: UInt64
+    package var blockedTimeoutNanoseconds: UInt64
     /// Own messages sent but not yet stable (delivered by every member); `send` throws beyond it.
-    public var windowSizeMax: Int
+    package var windowSizeMax: Int
     /// No datagram is larger than this (encoded, trailer included).
     public var datagramBytesMax: Int
     /// Seed of the generator behind every randomized delay. Never the system's randomness.
-    public var randomSeed: UInt64
+    package var randomSeed: UInt64
 
     // Redundancy for game-rate traffic (`ReliableMulticast+Redundancy.swift`): while loss is
     // seen, own messages are sent again before anyone asks, so a lost datagram is repaired by
     // the next one without a NACK round trip. Off under bulk load and while no loss is seen.
     /// Bytes of copies one datagram may carry (item headers included); 0 turns redundancy off.
-    public var redundancyBytesMax: Int
+    package var redundancyBytesMax: Int
     /// Extra transmissions of a message at most (the level at the highest loss): copies of the
     /// latest own messages piggybacked on a data datagram, and echoes after a send.
-    public var redundancyCopiesMax: Int
+    package var redundancyCopiesMax: Int
     /// Echo datagrams (the latest own messages again) after a game-rate send, at most; 0: only
     /// piggybacked copies. Their number follows the loss seen (at most `redundancyCopiesMax`).
-    public var redundancyEchoesMax: Int
+    package var redundancyEchoesMax: Int
     /// Delay from a send to its first echo, and between echoes.
-    public var redundancyEchoDelayNanoseconds: UInt64
+    package var redundancyEchoDelayNanoseconds: UInt64
     /// Level used even when no loss is seen (0: adaptive only; e.g. 1 on a link known lossy).
-    public var redundancyLevelMin: Int
+    package var redundancyLevelMin: Int
     /// Own messages per second above which the sender is under bulk load: no copies, no echoes.
-    public var redundancyRateMaxPerSecond: Int
+    package var redundancyRateMaxPerSecond: Int
     /// Half-life of the loss estimate that drives the level (it also decays with every packet heard).
-    public var redundancyLossHalfLifeNanoseconds: UInt64
+    package var redundancyLossHalfLifeNanoseconds: UInt64
 
     public init(
         room: String = "eggs",
@@ -129,7 +129,7 @@ public struct PeerNetConfig: Sendable, Hashable {
     }
 
     /// The largest payload `send` accepts with this datagram size.
-    public var payloadBytesMax: Int {
+    package var payloadBytesMax: Int {
         datagramBytesMax - Wire.headerBytes - Wire.trailerBytesMax - Wire.dataPrefixBytes - Wire.dataItemHeaderBytes
     }
 }
@@ -145,11 +145,11 @@ public struct PeerNetError: Error, Hashable, Sendable, CustomStringConvertible {
     private init(_ base: Base) { self.base = base }
 
     /// Too many own messages are not yet stable; retry after deliveries progress.
-    public static let windowFull = PeerNetError(.windowFull)
+    package static let windowFull = PeerNetError(.windowFull)
     /// The payload exceeds `PeerNetConfig.payloadBytesMax`.
-    public static let payloadTooLarge = PeerNetError(.payloadTooLarge)
+    package static let payloadTooLarge = PeerNetError(.payloadTooLarge)
     /// No view is installed yet: the peer is still discovering or joining the group.
-    public static let notJoined = PeerNetError(.notJoined)
+    package static let notJoined = PeerNetError(.notJoined)
     /// `leave` was called.
     public static let left = PeerNetError(.left)
 
@@ -174,62 +174,62 @@ public enum PeerNetStatus: Hashable, Sendable {
 /// Counters. Every datagram handed to `handleDatagram` lands in exactly one of
 /// `datagramsAccepted`, `datagramsLoopback` or one `dropped…` counter.
 public struct PeerNetStats: Hashable, Sendable {
-    public var datagramsSent: UInt64 = 0
+    package var datagramsSent: UInt64 = 0
     /// Bytes of the datagrams sent (UDP payload: every byte `pollTransmit` returned).
-    public var bytesSent: UInt64 = 0
-    public var datagramsReceived: UInt64 = 0
-    public var datagramsAccepted: UInt64 = 0
+    package var bytesSent: UInt64 = 0
+    package var datagramsReceived: UInt64 = 0
+    package var datagramsAccepted: UInt64 = 0
     /// Own datagrams echoed back by the multicast group.
-    public var datagramsLoopback: UInt64 = 0
+    package var datagramsLoopback: UInt64 = 0
     public var messagesSent: UInt64 = 0
     public var messagesRetransmitted: UInt64 = 0
-    public var messagesReceived: UInt64 = 0
-    public var messagesDuplicate: UInt64 = 0
+    package var messagesReceived: UInt64 = 0
+    package var messagesDuplicate: UInt64 = 0
     public var messagesDelivered: UInt64 = 0
     /// Messages discarded because they were outside the receive window or of a stale view.
-    public var messagesDiscarded: UInt64 = 0
-    public var nacksSent: UInt64 = 0
+    package var messagesDiscarded: UInt64 = 0
+    package var nacksSent: UInt64 = 0
     /// Status datagrams: heartbeats and stability reports (`reportsSent` counts the latter alone).
-    public var heartbeatsSent: UInt64 = 0
+    package var heartbeatsSent: UInt64 = 0
     /// Stability reports (with RTT echoes) sent: one per heartbeat plus those driven by deliveries.
-    public var reportsSent: UInt64 = 0
+    package var reportsSent: UInt64 = 0
     public var viewsInstalled: UInt64 = 0
     /// Views given up after being blocked for `blockedTimeoutNanoseconds`, and the own queued
     /// messages discarded with them (never sent: the group never agreed on them).
-    public var viewsAbandoned: UInt64 = 0
+    package var viewsAbandoned: UInt64 = 0
     /// Times the host found this process had been stopped longer than the suspect timeout
     /// (``ReliableMulticast/resumeAfterPause(awayNanoseconds:now:)``).
-    public var pausesResumed: UInt64 = 0
-    public var messagesAbandoned: UInt64 = 0
+    package var pausesResumed: UInt64 = 0
+    package var messagesAbandoned: UInt64 = 0
     /// Frames that passed every envelope check but contradict the protocol state (a cut below
     /// what was delivered, naming members this peer's view lacks, ...): ignored, never trusted.
     /// Counted on top of `datagramsAccepted` (their datagram was well formed).
-    public var framesRejected: UInt64 = 0
+    package var framesRejected: UInt64 = 0
 
-    public var droppedTruncated: UInt64 = 0
-    public var droppedOversized: UInt64 = 0
-    public var droppedMalformed: UInt64 = 0
-    public var droppedBadChecksum: UInt64 = 0
+    package var droppedTruncated: UInt64 = 0
+    package var droppedOversized: UInt64 = 0
+    package var droppedMalformed: UInt64 = 0
+    package var droppedBadChecksum: UInt64 = 0
     public var droppedUnauthenticated: UInt64 = 0
-    public var droppedWrongVersion: UInt64 = 0
-    public var droppedForeignRoom: UInt64 = 0
-    public var droppedStaleIncarnation: UInt64 = 0
+    package var droppedWrongVersion: UInt64 = 0
+    package var droppedForeignRoom: UInt64 = 0
+    package var droppedStaleIncarnation: UInt64 = 0
     /// Datagrams seen before (same sender, incarnation and packet number) or too old to tell.
-    public var droppedReplayed: UInt64 = 0
+    package var droppedReplayed: UInt64 = 0
     /// Datagrams from a peer the table has no room for.
-    public var droppedOverload: UInt64 = 0
+    package var droppedOverload: UInt64 = 0
     /// Datagrams from a sender (or a sender's incarnation) that has not answered a challenge
     /// of the join handshake yet: not acted upon; the sender is challenged.
-    public var droppedUnproven: UInt64 = 0
+    package var droppedUnproven: UInt64 = 0
     /// Challenge datagrams sent, responses sent, responses not sent (budget spent), senders proven.
-    public var challengesSent: UInt64 = 0
-    public var responsesSent: UInt64 = 0
-    public var responsesSuppressed: UInt64 = 0
-    public var peersProven: UInt64 = 0
+    package var challengesSent: UInt64 = 0
+    package var responsesSent: UInt64 = 0
+    package var responsesSuppressed: UInt64 = 0
+    package var peersProven: UInt64 = 0
     /// Redundancy: copies of own messages sent before anyone asked (piggybacked on data
     /// datagrams or in echoes), and echo datagrams sent. Not counted in `messagesRetransmitted`.
-    public var messagesCopied: UInt64 = 0
-    public var echoesSent: UInt64 = 0
+    package var messagesCopied: UInt64 = 0
+    package var echoesSent: UInt64 = 0
 
     public init() {}
 

@@ -75,13 +75,13 @@ extension ReliableMulticast {
     func promote(_ m: Member, packet: UInt64, now: NetTime) -> Bool {
         if let old = peers[m.id] {
             retire(Member(id: m.id, incarnation: old.incarnation))
-        } else if peers.count >= Self.peersMax {
+        } else if peerTable.count >= PeerTable.peersMax {
             evictSilentPeers(now: now)
-            guard peers.count < Self.peersMax else { return false }
+            guard peerTable.count < PeerTable.peersMax else { return false }
         }
         var info = PeerInfo(incarnation: m.incarnation, lastHeard: now)
         _ = info.acceptPacket(packet)
-        peers[m.id] = info
+        peerTable[m.id] = info
         handshake.proved(m)
         stats.peersProven += 1
         return true
@@ -97,8 +97,8 @@ extension ReliableMulticast {
     /// the coordinator proved them.
     func vouch(for newMembers: [Member], now: NetTime) {
         for m in newMembers where m != me && peers[m.id] == nil && !isRetired(m) {
-            guard peers.count < Self.peersMax else { evictSilentPeers(now: now); continue }
-            peers[m.id] = PeerInfo(incarnation: m.incarnation, lastHeard: now)
+            guard peerTable.count < PeerTable.peersMax else { evictSilentPeers(now: now); continue }
+            peerTable[m.id] = PeerInfo(incarnation: m.incarnation, lastHeard: now)
         }
     }
 

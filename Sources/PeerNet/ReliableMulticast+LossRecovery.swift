@@ -92,14 +92,14 @@ extension ReliableMulticast {
             for seq in first...last {
                 guard budget > 0 else { break }
                 if stream.messages[seq] != nil {
-                    if repairPending.count < Self.repairPendingMax { repairPending.insert(SeqKey(origin: origin.id, seq: seq)) }
+                    sendWindow.requestRepair(SeqKey(origin: origin.id, seq: seq))
                 } else if origin != me, let due = stream.gaps[seq], due < postponed {
                     streams[origin.id]!.gaps[seq] = postponed
                 }
                 budget -= 1
             }
         }
-        guard !repairPending.isEmpty else { return }
+        guard !sendWindow.repairPending.isEmpty else { return }
         let quarter = config.repairDelayMaxNanoseconds / 4
         // Others give the origin's repair time to arrive: plus the smoothed RTT to the origin.
         let originRTT = min(peers[origin.id]?.rttSmoothed ?? 0, Self.rttForTimeoutsMaxNanoseconds)
@@ -110,12 +110,11 @@ extension ReliableMulticast {
 
     func fireRepairs() {
         timers[.repair] = nil
-        for key in repairPending.sorted() {
-            guard outRepairs.count < Self.repairPendingMax else { break }
+        for key in sendWindow.takeRepairs() {
+            guard sendWindow.outRepairs.count < SendWindow.repairPendingMax else { break }
             guard let item = streams[key.origin]?.messages[key.seq] else { continue }
-            outRepairs.append(item)
+            sendWindow.outRepairs.append(item)
             stats.messagesRetransmitted += 1
         }
-        repairPending.removeAll()
     }
 }

@@ -90,9 +90,7 @@ extension ReliableMulticast {
         case .foreignRoom: stats.droppedForeignRoom += 1
         case let .wrongVersion(sender, version):
             stats.droppedWrongVersion += 1
-            if sender != me.id, !incompatibleReported.contains(sender),
-               incompatibleReported.count < Self.incompatibleReportedMax {
-                incompatibleReported.insert(sender)
+            if sender != me.id, peerTable.reportIncompatible(sender) {
                 events.append(.incompatible(peer: sender, version: version))
             }
         }
@@ -127,15 +125,15 @@ extension ReliableMulticast {
             if now.nanoseconds(since: info.lastHeard) > config.suspectTimeoutNanoseconds {
                 // Everything it sent for a suspect timeout looked old (e.g. a forged packet number
                 // far ahead): forget it; it proves itself afresh, its window starting anew.
-                peers[envelope.sender] = nil
+                peerTable[envelope.sender] = nil
                 queueChallenge(sender, now: now)
             } else {
-                peers[envelope.sender] = info
+                peerTable[envelope.sender] = info
             }
             return .dropped
         }
         info.lastHeard = max(info.lastHeard, now)
-        peers[envelope.sender] = info
+        peerTable[envelope.sender] = info
         noteInboundPacket(envelope.packetNumber, highestBefore: highestBefore, bitmapBefore: bitmapBefore, firstHeard: info.packetFirst, now: now)
         return .known
     }
@@ -161,10 +159,7 @@ extension ReliableMulticast {
     }
 
     func evictSilentPeers(now: NetTime) {
-        let horizon = 4 * config.suspectTimeoutNanoseconds
-        for (id, info) in peers where now.nanoseconds(since: info.lastHeard) > horizon {
-            if !members.contains(where: { $0.id == id }) { peers[id] = nil }
-        }
+        peerTable.evictSilent(now: now, horizon: 4 * config.suspectTimeoutNanoseconds, keeping: members)
     }
 
     // MARK: - Heartbeats and membership
@@ -172,29 +167,26 @@ extension ReliableMulticast {
     func handleHeartbeat(
         from sender: Member, viewID: UInt64, viewKey: UInt64, sentSeq: UInt64, delivered: [(PeerID, UInt64)], now: NetTime
     ) {
-        peers[sender.id]?.viewID = viewID
-        peers[sender.id]?.viewKey = viewKey
+        peerTable[sender.id]?.viewID = viewID
+        peerTable[sender.id]?.viewKey = viewKey
         installIfProven(viewID: viewID, viewKey: viewKey, by: sender)
         guard hasView, members.contains(sender) else { return }
         if viewID == self.viewID, viewKey == self.viewKey {
-            peers[sender.id]?.staleViewSince = nil
-            var report: [PeerID: UInt64] = [:]
-            for (peer, seq) in delivered { report[peer] = seq }
-            reports[sender.id] = report
+            peerTable[sender.id]?.staleViewSince = nil
+            stability.replace(from: sender.id, delivered: delivered)
             if let s = streams[sender.id] { streams[sender.id]!.highestKnown = max(s.highestKnown, sentSeq) }
         } else if !Self.dominates((viewID, viewKey), (self.viewID, self.viewKey)), peers[sender.id]?.staleViewSince == nil {
-            peers[sender.id]?.staleViewSince = now
+            peerTable[sender.id]?.staleViewSince = now
         }
     }
 
     /// Excludes `m` from view changes for two flush timeouts (then it gets another chance).
     func exclude(_ m: Member, now: NetTime) {
         guard m != me else { return }
-        forcedOut[m] = now.adding(nanoseconds: 2 * config.flushTimeoutNanoseconds)
-        if forcedOut.count > Self.peersMax { forcedOut = forcedOut.filter { $0.value > now } }
+        peerTable.exclude(m, until: now.adding(nanoseconds: 2 * config.flushTimeoutNanoseconds), now: now)
     }
 
-    func isExcluded(_ m: Member, now: NetTime) -> Bool { forcedOut[m].map { now < $0 } ?? false }
+    func isExcluded(_ m: Member, now: NetTime) -> Bool { peerTable.isExcluded(m, now: now) }
 
     /// Whether `m` (a member of the installed view) still counts as alive.
     func isAlive(_ m: Member, now: NetTime) -> Bool {

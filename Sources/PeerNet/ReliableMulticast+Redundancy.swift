@@ -91,7 +91,7 @@ extension ReliableMulticast {
         // With echoes, one piggybacked copy covers what they all missed (rare: loss^(echoes + 1));
         // without, the piggybacked copies are the redundancy.
         redundancy.levelNow = echoes > 0 ? min(level, 1) : level
-        guard echoes > 0, outData.count <= Self.redundancyBulkItemsMax else {
+        guard echoes > 0, sendWindow.outData.count <= Self.redundancyBulkItemsMax else {
             // A burst (or no loss seen): no echoes of it (the common case touches no table).
             if redundancy.hasEchoes {
                 timers[.echo] = nil

@@ -17,8 +17,8 @@ extension ReliableMulticast {
         // Re-armed by every send: a steady sender's next message reveals gaps; the probe
         // fires only once the sender went quiet.
         if let stream = streams[me.id],
-           stream.delivered > max(stream.reportedDelivered, probeArmedSeq) {
-            probeArmedSeq = stream.delivered
+           stream.delivered > max(stream.reportedDelivered, sendWindow.probeArmedSeq) {
+            sendWindow.probeArmedSeq = stream.delivered
             timers[.report] = now.adding(nanoseconds: config.stabilityReportDelayNanoseconds)
         }
     }
@@ -41,7 +41,7 @@ extension ReliableMulticast {
         stats.reportsSent += 1
         stats.heartbeatsSent += 1
         emit(.report(viewID: viewID, viewKey: viewKey, sentSeq: wireSeq, entries: entries))
-        rememberSent(now: now)
+        framing.rememberSent(now: now)
     }
 
     func handleReport(
@@ -49,19 +49,15 @@ extension ReliableMulticast {
     ) {
         if let mine = entries.first(where: { $0.peer == me.id }), mine.echoPacket != 0,
            mine.echoPacket > peers[sender.id]?.echoSampled ?? .max {
-            let slot = echoRing[Int(mine.echoPacket % UInt64(Self.echoRingSize))]
-            if slot.packet == mine.echoPacket {
+            if let sentAt = framing.sentAt(packet: mine.echoPacket) {
                 let held = UInt64(mine.echoHoldMicroseconds) * 1000
-                peers[sender.id]?.echoSampled = mine.echoPacket
-                let elapsed = now.nanoseconds(since: slot.at)
-                peers[sender.id]?.addRoundTrip(elapsed > held ? elapsed - held : 0)
+                peerTable[sender.id]?.echoSampled = mine.echoPacket
+                let elapsed = now.nanoseconds(since: sentAt)
+                peerTable[sender.id]?.addRoundTrip(elapsed > held ? elapsed - held : 0)
             }
         }
         guard hasView, members.contains(sender), viewID == self.viewID, viewKey == self.viewKey else { return }
-        // Taken out while updated: a copy left in `reports` would make every report copy the table.
-        var report = reports.removeValue(forKey: sender.id) ?? [:]
-        for e in entries { report[e.peer] = max(report[e.peer] ?? 0, e.delivered) }
-        reports[sender.id] = report
+        stability.merge(from: sender.id, entries: entries)
         if let s = streams[sender.id] { s.highestKnown = max(s.highestKnown, sentSeq) }
     }
 
@@ -70,23 +66,16 @@ extension ReliableMulticast {
     func updateStability() {
         guard hasView else { return }
         for (id, stream) in streams {
-            var stable = stream.delivered
-            for m in members where m != me {
-                stable = min(stable, reports[m.id]?[id] ?? 0)
-            }
-            if stable > stream.stableFloor {
-                for seq in (stream.stableFloor + 1)...stable { stream.messages[seq] = nil }
-                stream.stableFloor = stable
-            }
+            stream.free(upTo: stability.stable(of: id, delivered: stream.delivered, members: members, except: me))
         }
         let floor = streams[me.id]?.stableFloor ?? 0
-        if lastSentSeq - floor < UInt64(config.windowSizeMax / 2) { laggingReported.removeAll() }
+        if lastSentSeq - floor < UInt64(config.windowSizeMax / 2) { stability.clearLagging() }
     }
 
     func reportLagging() {
         guard let floor = streams[me.id]?.stableFloor else { return }
-        for m in members where m != me && (reports[m.id]?[me.id] ?? 0) <= floor {
-            guard laggingReported.insert(m.id).inserted else { continue }
+        for m in members where m != me && stability.delivered(by: m.id, of: me.id) <= floor {
+            guard stability.markLagging(m.id) else { continue }
             events.append(.lagging(peer: m.id))
         }
     }

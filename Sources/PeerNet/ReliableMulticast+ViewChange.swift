@@ -179,7 +179,7 @@ extension ReliableMulticast {
             return
         }
         // Only ballots this peer takes part in raise its own next ballot (bounded on the wire).
-        highestAttemptSeen = max(highestAttemptSeen, ballot.attempt)
+        viewState.noteAttempt(ballot.attempt)
         if !continuing {
             // Join only a group whose view dominates ours (or found one when we have none).
             // (A blocked peer joins any working group that admits it.)
@@ -198,7 +198,7 @@ extension ReliableMulticast {
         }
         // Frozen (status .flushing, or still .joining without a view): report what we hold.
         let holdings: [(PeerID, UInt64)] = continuing ? members.map { ($0.id, streams[$0.id]!.contiguous) } : []
-        emitFlush(.ack(ballot, viewID: hasView ? viewID : 0, viewKey: hasView ? viewKey : 0, ownSeq: transmittedSeq, holdings: holdings), now: now)
+        emitFlush(.ack(ballot, viewID: hasView ? viewID : 0, viewKey: hasView ? viewKey : 0, ownSeq: sendWindow.transmittedSeq, holdings: holdings), now: now)
     }
 
     /// Whether this peer takes part in a proposal of `ballot` on base (id, key), given the view
@@ -224,7 +224,7 @@ extension ReliableMulticast {
         guard var p = participation, p.ballot == ballot, p.baseID == baseID, p.baseKey == baseKey else { return }
         // A cut must restart our own stream right after what we transmitted; otherwise it was
         // computed from a stale ack of ours: ignore it (the coordinator will exclude us and retry).
-        guard cut.entries.first(where: { $0.member == me && $0.inNew })?.cut == transmittedSeq else { return }
+        guard cut.entries.first(where: { $0.member == me && $0.inNew })?.cut == sendWindow.transmittedSeq else { return }
         if p.cut == nil {
             guard isValidCut(cut, continuing: p.continuing) else {
                 stats.framesRejected += 1
@@ -232,10 +232,7 @@ extension ReliableMulticast {
             }
             p.cut = cut
             if p.continuing {
-                for entry in cut.entries where entry.inBase {
-                    guard let s = streams[entry.member.id], s.member == entry.member else { continue }
-                    streams[entry.member.id]!.highestKnown = max(s.highestKnown, entry.cut)
-                }
+                for entry in cut.entries where entry.inBase { receiveWindows.noteKnown(entry.cut, of: entry.member) }
             }
         }
         p.lastProgress = now
@@ -316,7 +313,6 @@ extension ReliableMulticast {
         }
         let newMembers = cut.entries.filter(\.inNew).map(\.member).sorted()
         let baseIDs = Set(cut.entries.filter(\.inBase).map(\.member.id))
-        let newIDs = Set(newMembers.map(\.id))
         var newStreams: [PeerID: Stream] = [:]
         for m in newMembers {
             let start = byID[m.id]!.cut
@@ -328,26 +324,20 @@ extension ReliableMulticast {
             newStreams[m.id] = s
         }
         precondition(newStreams[me.id] != nil, "an installed view contains this peer")
-        precondition(byID[me.id]!.cut == transmittedSeq, "own stream restarts after everything transmitted")
-        streams = newStreams
-        members = newMembers
-        viewID = cut.newViewID
-        viewKey = Self.viewKey(id: cut.newViewID, members: newMembers, ballot: p.ballot)
+        precondition(byID[me.id]!.cut == sendWindow.transmittedSeq, "own stream restarts after everything transmitted")
+        receiveWindows.replace(with: newStreams)
+        let newKey = Self.viewKey(id: cut.newViewID, members: newMembers, ballot: p.ballot)
+        viewState.install(id: cut.newViewID, key: newKey, members: newMembers, baseIDs: baseIDs, by: p.ballot)
         phase = .member(InView())
-        reports = [:]
+        stability.reset()
         // Members start afresh; a candidate excluded for not answering waits out its exclusion.
-        forcedOut = forcedOut.filter { !newMembers.contains($0.key) }
-        repairPending = []
-        laggingReported = []
-        for m in newMembers where m != me { peers[m.id]?.staleViewSince = nil }
+        peerTable.forgive(newMembers)
+        sendWindow.clearRepairs()
+        for m in newMembers where m != me { peerTable[m.id]?.staleViewSince = nil }
         vouch(for: newMembers, now: lastNow)
-        lastInstall = (p.ballot, cut.newViewID)
         timers[.flushRetransmit] = nil
         disarmNacks()  // the streams start afresh
         stats.viewsInstalled += 1
-        view = MembershipView(
-            id: cut.newViewID, members: newMembers.map(\.id),
-            joined: Array(newIDs.subtracting(baseIDs)), departed: Array(baseIDs.subtracting(newIDs)), key: viewKey)
         events.append(.viewChanged(view))
         transmitPending()
         deliverReady()
@@ -358,23 +348,16 @@ extension ReliableMulticast {
     /// `listened`: the peer table is current (every member was heard or suspected over the
     /// last suspect timeout), so no discovery period is needed before founding or joining.
     func abandonView(now: NetTime, listened: Bool = false) {
-        let old = view
         stats.viewsAbandoned += 1
-        stats.messagesAbandoned += UInt64(pendingSends.count)
-        transmittedSeq = nextSeq - 1
-        pendingSends.removeAll()
+        stats.messagesAbandoned += UInt64(sendWindow.abandonPending())
         phase = .joining(discoveryAt: listened ? now : now.adding(nanoseconds: config.discoveryNanoseconds), flush: nil)
-        viewID = 0
-        viewKey = 0
-        members = []
-        streams = [:]
-        reports = [:]
-        repairPending = []
-        laggingReported = []
-        forcedOut = [:]
+        let old = viewState.abandon()
+        receiveWindows.removeAll()
+        stability.reset()
+        sendWindow.clearRepairs()
+        peerTable.forgiveAll()
         timers[.report] = nil
         disarmNacks()
-        view = MembershipView(id: 0, members: [], departed: old.members)
         events.append(.viewAbandoned(old))
     }
 
@@ -444,10 +427,8 @@ extension ReliableMulticast {
             return
         }
         // A straggler missed the install of a ballot we installed: tell it again (rate-limited).
-        if let last = lastInstall, last.ballot == ballot, sender != me {
-            if let at = lastInstallRelayAt, now.nanoseconds(since: at) < config.flushRetransmitNanoseconds / 2 { return }
-            lastInstallRelayAt = now
-            emit(.install(ballot, newViewID: last.newViewID))
+        if sender != me, let newViewID = viewState.relayInstall(of: ballot, now: now, spacing: config.flushRetransmitNanoseconds / 2) {
+            emit(.install(ballot, newViewID: newViewID))
         }
     }
 
@@ -465,13 +446,12 @@ extension ReliableMulticast {
     /// while it is frozen in a view change of another base that ours does not dominate (one
     /// whose coordinator went silent: it is given up at the next timeout, then we propose).
     private func startProposal(members proposed: [Member], now: NetTime) {
-        // Saturates: attempts on the wire are at most `Wire.attemptMax`, far below the end.
-        let attempt = highestAttemptSeen == .max ? UInt32.max : highestAttemptSeen + 1
+        let attempt = viewState.nextAttempt
         let ballot = Ballot(attempt: attempt, coordinator: me.id)
         let baseID = hasView ? viewID : 0
         let baseKey = hasView ? viewKey : 0
         guard takesPart(ballot, baseID: baseID, baseKey: baseKey) else { return }
-        highestAttemptSeen = attempt
+        viewState.noteAttempt(attempt)
         clearFlushAbandoned()
         let proposal = Proposal(
             ballot: ballot, baseID: baseID, baseKey: baseKey,

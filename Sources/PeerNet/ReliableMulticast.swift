@@ -131,43 +131,8 @@ import EggPrimitives
 /// lives on behind a partition; the two groups merge (as joiners) when it heals.
 /// After `leave`, a peer goes silent at once (it does not linger to repair).
 public final class ReliableMulticast {
-    /// A sender's stream as seen by this peer. A class: one dictionary lookup yields it for
-    /// reading and writing alike, and no copy of it (and of its buffers) is ever made.
-    final class Stream {
-        var member: Member
-        /// Highest seq delivered (all before it delivered too).
-        var delivered: UInt64
-        /// Everything at or below is stable (delivered by every member) and freed.
-        var stableFloor: UInt64
-        /// Highest seq known to exist (from data, heartbeats, cuts).
-        var highestKnown: UInt64
-        /// seq → message, for stableFloor < seq.
-        var messages: [UInt64: DataItem] = [:]
-        /// Every seq at or below was examined for gaps; the missing ones are in `gaps`.
-        var scannedUpTo: UInt64
-        /// Missing seq → when it is next due in a NACK (first after a random delay, then
-        /// every retransmit timeout). At most `2 × windowSizeMax` entries. The timer
-        /// `.nack(member)` is armed at the earliest (maybe earlier: a spurious fire recomputes it).
-        var gaps: [UInt64: NetTime] = [:]
-        /// `delivered` as of this peer's last stability report.
-        var reportedDelivered: UInt64
-
-        init(member: Member, start: UInt64) {
-            self.member = member
-            delivered = start
-            stableFloor = start
-            highestKnown = start
-            scannedUpTo = start
-            reportedDelivered = start
-        }
-
-        /// Highest seq held with no gap after `delivered`.
-        var contiguous: UInt64 {
-            var s = delivered
-            while messages[s + 1] != nil { s += 1 }
-            return s
-        }
-    }
+    /// A sender's stream (`ReceiveWindows`).
+    typealias Stream = ReceiveWindows.Stream
 
     struct CutInfo {
         var newViewID: UInt64
@@ -249,73 +214,57 @@ public final class ReliableMulticast {
         static func < (a: SeqKey, b: SeqKey) -> Bool { (a.origin, a.seq) < (b.origin, b.seq) }
     }
 
-    static let peersMax = 128
-    /// Own heartbeats and reports remembered (packet number → send time) to match echoes.
-    static let echoRingSize = 64
+    static var peersMax: Int { PeerTable.peersMax }
     /// NACK datagrams one stream may send per timer firing (each up to `Wire.nackRangesMax` ranges).
     static let nackDatagramsPerFireMax = 4
     /// The RTT share of the NACK retransmit timeout is capped here.
     static let rttForTimeoutsMaxNanoseconds: UInt64 = 1_000_000_000
     /// Larger RTT samples are clamped (a bogus echo cannot poison the estimate for long).
     static let rttSampleMaxNanoseconds: UInt64 = 10_000_000_000
-    static let repairPendingMax = 1024
-    static let incompatibleReportedMax = 256
+    static var repairPendingMax: Int { SendWindow.repairPendingMax }
 
+    // The state: the configuration, the phase, and one owned part per concern. Each part is a
+    // value with its own invariants (checked after every input by `checkInvariants`) and tests;
+    // the protocol that moves them is in this file and its extensions.
     let config: PeerNetConfig
-    let me: Member
-    let auth: Authenticator
-    let roomHash: UInt64
+    /// Identity, room hash, authenticator, packet numbers, send times of heartbeats and reports.
+    var framing: Framing
+    /// Every random delay is drawn from it (seeded by `config.randomSeed`).
     var rng: SplitMix64
-
-    var packetNumber: UInt64 = 0
     var phase: Phase
-    /// The installed view, while a phase has one (member, flushing, blocked; kept after `leave`).
-    var viewID: UInt64 = 0
-    var viewKey: UInt64 = 0
-    var members: [Member] = []
-    public internal(set) var view = MembershipView(id: 0, members: [])
-
-    var streams: [PeerID: Stream] = [:]
-    var nextSeq: UInt64 = 1
-    var transmittedSeq: UInt64 = 0
-    var pendingSends: Deque<(seq: UInt64, payload: [UInt8])> = []
-    var outData: Deque<DataItem> = []
-    var outRepairs: Deque<DataItem> = []
-    var outControl: Deque<[UInt8]> = []
+    /// The installed view (while a phase has one; kept after `leave`) and the ballots seen.
+    var viewState = ViewState()
+    /// One stream per member of the installed view.
+    var receiveWindows = ReceiveWindows()
+    /// Own seqs, the outgoing queues and the repairs asked of this peer.
+    var sendWindow = SendWindow()
     var events: Deque<PeerNetEvent> = []
-    /// member → (origin → delivered), from heartbeats of the installed view.
-    var reports: [PeerID: [PeerID: UInt64]] = [:]
-    var peers: [PeerID: PeerInfo] = [:]
-    var incompatibleReported: Set<PeerID> = []
-    var laggingReported: Set<PeerID> = []
-    var repairPending: Set<SeqKey> = []
-
+    /// Proven peers, exclusions from view changes, incompatible senders reported.
+    var peerTable = PeerTable()
+    /// The members' delivered vectors and the lagging members reported.
+    var stability = Stability()
     /// Every armed timer and when it is due (`ReliableMulticast+Timers.swift`).
     var timers: [Timer: NetTime] = [:]
-    /// Own seq for which the tail-loss probe (the `.report` timer) was last armed.
-    var probeArmedSeq: UInt64 = 0
-
-    // Redundancy (ReliableMulticast+Redundancy.swift).
-    /// The loss estimate, the own send rate and the echoes (`Redundancy`), touched only there.
+    /// The loss estimate, the own send rate and the echoes (`ReliableMulticast+Redundancy.swift`).
     var redundancy: Redundancy
-    /// Own heartbeats and reports by `packetNumber % echoRingSize`: (packet number, sent at).
-    var echoRing: [(packet: UInt64, at: NetTime)] = Array(repeating: (0, .zero), count: ReliableMulticast.echoRingSize)
     /// The latest `now` seen: condition deadlines already past are not polled again.
     var lastNow: NetTime
-
-    var highestAttemptSeen: UInt32 = 0
-    /// The last view change this peer installed, in whatever phase it is now: a straggler of
-    /// that ballot that still sends `ready` is told `install` again (rate-limited).
-    var lastInstall: (ballot: Ballot, newViewID: UInt64)?
-    var lastInstallRelayAt: NetTime?
-    /// Members excluded from view changes (they did not answer a flush), until the given time.
-    var forcedOut: [Member: NetTime] = [:]
-
-    // Join handshake (ReliableMulticast+Handshake.swift).
-    /// Cookies, challenges, the response budget and retired incarnations (`Handshake`).
+    /// Cookies, challenges, the response budget and retired incarnations (`ReliableMulticast+Handshake.swift`).
     var handshake: Handshake
 
     public internal(set) var stats = PeerNetStats()
+
+    // Read-only views of the parts that most of the protocol reads.
+    var me: Member { framing.me }
+    var roomHash: UInt64 { framing.roomHash }
+    /// The installed view, while a phase has one (member, flushing, blocked; kept after `leave`).
+    var viewID: UInt64 { viewState.id }
+    var viewKey: UInt64 { viewState.key }
+    var members: [Member] { viewState.members }
+    /// The installed view as the application sees it.
+    public var view: MembershipView { viewState.view }
+    var streams: [PeerID: Stream] { receiveWindows.streams }
+    var peers: [PeerID: PeerInfo] { peerTable.peers }
 
     /// - Parameters:
     ///   - config: identity, room and every limit; `config.randomSeed` seeds all random delays.
@@ -325,10 +274,9 @@ public final class ReliableMulticast {
         precondition(config.windowSizeMax >= 1 && config.windowSizeMax <= 1 << 16, "windowSizeMax out of range")
         precondition(config.heartbeatIntervalNanoseconds > 0, "heartbeat interval must be positive")
         self.config = config
-        self.me = Member(id: config.peerID, incarnation: config.incarnation)
-        self.auth = Authenticator(passphrase: config.passphrase)
+        self.framing = Framing(
+            me: Member(id: config.peerID, incarnation: config.incarnation), room: config.room, passphrase: config.passphrase)
         self.redundancy = Redundancy(config: config)
-        self.roomHash = FNV1a64.hash(Array(config.room.utf8))
         self.rng = SplitMix64(seed: config.randomSeed)
         var secretSource = SplitMix64(seed: config.randomSeed ^ 0x5EC2_E7C0_0C1E_5EED ^ config.incarnation)
         self.handshake = Handshake(cookieSecret: secretSource.next())
@@ -351,18 +299,18 @@ public final class ReliableMulticast {
 
     /// Since when this peer is blocked (non-primary, `.blocked`), while it is: a UI can show
     /// how long it has been cut off; at `blockedTimeoutNanoseconds` it gives up the view.
-    public var blockedSince: NetTime? {
+    package var blockedSince: NetTime? {
         if case let .blocked(since, _) = phase { since } else { nil }
     }
 
     /// The highest seq this peer has assigned to its own messages.
-    public var lastSentSeq: UInt64 { nextSeq - 1 }
+    package var lastSentSeq: UInt64 { sendWindow.lastSentSeq }
 
     /// Own messages assigned a seq but not yet sent (queued during a view change or while blocked).
-    public var pendingSendCount: Int { pendingSends.count }
+    package var pendingSendCount: Int { sendWindow.pendingSends.count }
 
     /// The highest seq delivered here from `peer`, `nil` when `peer` is not in the installed view.
-    public func deliveredUpTo(_ peer: PeerID) -> UInt64? { streams[peer]?.delivered }
+    package func deliveredUpTo(_ peer: PeerID) -> UInt64? { streams[peer]?.delivered }
 
     /// Round-trip time and loss of the link from `peer`, for a status line; `nil` for a peer
     /// never heard (or forgotten). Pure: computed from datagrams and the `now` of past inputs.
@@ -395,16 +343,14 @@ public final class ReliableMulticast {
         guard !isLeft else { throw .left }
         guard hasView else { throw .notJoined }
         guard payload.count <= config.payloadBytesMax else { throw .payloadTooLarge }
-        let floor = streams[me.id]?.stableFloor ?? transmittedSeq
+        let floor = streams[me.id]?.stableFloor ?? sendWindow.transmittedSeq
         guard lastSentSeq - floor < UInt64(config.windowSizeMax) else {
             reportLagging()
             throw .windowFull
         }
         lastNow = max(lastNow, now)
-        let seq = nextSeq
-        nextSeq += 1
+        let seq = sendWindow.assign(payload)
         stats.messagesSent += 1
-        pendingSends.append((seq, payload))
         if status == .member {
             transmitPending()
             if redundancyEnabled {
@@ -421,12 +367,11 @@ public final class ReliableMulticast {
     public func leave(now: NetTime) {
         defer { checkInvariants() }
         guard !isLeft else { return }
-        emit(.leave(sentSeq: transmittedSeq))
-        emit(.leave(sentSeq: transmittedSeq))
+        emit(.leave(sentSeq: sendWindow.transmittedSeq))
+        emit(.leave(sentSeq: sendWindow.transmittedSeq))
         phase = .left
         // Messages queued during a view change are never sent now: they count as abandoned.
-        transmittedSeq = nextSeq - 1
-        pendingSends.removeAll()
+        _ = sendWindow.abandonPending()
     }
 
     /// The host found this process was stopped (SIGSTOP, a suspended laptop) for
@@ -448,19 +393,16 @@ public final class ReliableMulticast {
 
     /// The next datagram to multicast to the group, or `nil`. Control first, then repairs, then new data.
     public func pollTransmit() -> [UInt8]? {
-        if let datagram = outControl.popFirst() {
+        if let datagram = sendWindow.outControl.popFirst() {
             stats.datagramsSent += 1
             stats.bytesSent += UInt64(datagram.count)
             return datagram
         }
-        guard !outRepairs.isEmpty || !outData.isEmpty else { return nil }
+        guard !sendWindow.outRepairs.isEmpty || !sendWindow.outData.isEmpty else { return nil }
         // Encoded in place: items go from the queues straight into the datagram's bytes.
-        packetNumber += 1
-        let envelope = Envelope(
-            version: Wire.version, kind: FrameKind.data.rawValue, room: roomHash,
-            sender: me.id, incarnation: me.incarnation, packetNumber: packetNumber)
+        let envelope = framing.nextEnvelope(kind: .data)
         var w = BigEndianByteWriter(capacity: config.datagramBytesMax)
-        Wire.encodeHeader(kind: .data, envelope: envelope, auth: auth, into: &w)
+        Wire.encodeHeader(kind: .data, envelope: envelope, auth: framing.auth, into: &w)
         let countOffset = w.bytes.count
         w.u8(0)
         var count = 0
@@ -468,14 +410,14 @@ public final class ReliableMulticast {
         var firstNewSeq: UInt64 = 0
         let limit = config.datagramBytesMax - Wire.trailerBytesMax
         while count < Wire.itemsPerDatagramMax {
-            let fromRepairs = !outRepairs.isEmpty
-            guard let next = fromRepairs ? outRepairs.first : outData.first,
+            let fromRepairs = !sendWindow.outRepairs.isEmpty
+            guard let next = fromRepairs ? sendWindow.outRepairs.first : sendWindow.outData.first,
                   w.bytes.count + next.encodedBytes <= limit
             else { break }
             if fromRepairs {
-                outRepairs.removeFirst()
+                sendWindow.outRepairs.removeFirst()
             } else {
-                outData.removeFirst()
+                sendWindow.outData.removeFirst()
                 if newOwn == 0 { firstNewSeq = next.seq }
                 newOwn += 1
             }
@@ -484,11 +426,11 @@ public final class ReliableMulticast {
         }
         precondition(count > 0, "a single item always fits a datagram")
         // Game rate (a few new own messages, nothing queued behind them): copies of the ones before.
-        if redundancy.levelNow > 0, newOwn > 0, newOwn <= Self.redundancyBulkItemsMax, outData.isEmpty {
+        if redundancy.levelNow > 0, newOwn > 0, newOwn <= Self.redundancyBulkItemsMax, sendWindow.outData.isEmpty {
             count += appendCopies(before: firstNewSeq, into: &w, limit: limit, itemsRoom: Wire.itemsPerDatagramMax - count)
         }
         w.bytes[countOffset] = UInt8(count)
-        auth.appendTrailer(to: &w.bytes)
+        framing.auth.appendTrailer(to: &w.bytes)
         stats.datagramsSent += 1
         stats.bytesSent += UInt64(w.bytes.count)
         return w.bytes
@@ -510,7 +452,7 @@ public final class ReliableMulticast {
         defer { checkInvariants() }
         lastNow = max(lastNow, now)
         stats.datagramsReceived += 1
-        let outcome = Wire.decode(bytes, room: roomHash, auth: auth, datagramBytesMax: config.datagramBytesMax, ownSender: me.id)
+        let outcome = Wire.decode(bytes, room: roomHash, auth: framing.auth, datagramBytesMax: config.datagramBytesMax, ownSender: me.id)
         switch outcome {
         case let .drop(reason):
             countDrop(reason)
@@ -536,8 +478,8 @@ public final class ReliableMulticast {
             stats.datagramsAccepted += 1
             guard !isLeft else { return }
             if frame.kind == .heartbeat || frame.kind == .report {
-                peers[sender.id]?.echoPacket = envelope.packetNumber
-                peers[sender.id]?.echoHeardAt = now
+                peerTable[sender.id]?.echoPacket = envelope.packetNumber
+                peerTable[sender.id]?.echoHeardAt = now
             }
             dispatch(frame, from: sender, now: now)
             switch frame.kind {
@@ -560,15 +502,15 @@ public final class ReliableMulticast {
     func dispatch(_ frame: Frame, from sender: Member, now: NetTime) {
         switch frame {
         case let .heartbeat(status, viewID, viewKey, sentSeq, delivered):
-            peers[sender.id]?.status = status
+            peerTable[sender.id]?.status = status
             handleHeartbeat(from: sender, viewID: viewID, viewKey: viewKey, sentSeq: sentSeq, delivered: delivered, now: now)
         case let .data(items):
             for item in items { receiveItem(item) }
         case let .nack(origin, ranges):
             handleNack(origin: origin, ranges: ranges, from: sender, now: now)
         case let .leave(sentSeq):
-            peers[sender.id]?.left = true
-            if let s = streams[sender.id], s.member == sender { streams[sender.id]?.highestKnown = max(s.highestKnown, sentSeq) }
+            peerTable[sender.id]?.left = true
+            receiveWindows.noteKnown(sentSeq, of: sender)
         case let .report(viewID, viewKey, sentSeq, entries):
             handleReport(from: sender, viewID: viewID, viewKey: viewKey, sentSeq: sentSeq, entries: entries, now: now)
         case .propose, .ack, .cut, .ready, .install:
@@ -596,18 +538,15 @@ public final class ReliableMulticast {
     // MARK: - Encoding and emitting
 
     func encode(_ frame: Frame) -> [UInt8] {
-        packetNumber += 1
-        let envelope = Envelope(
-            version: Wire.version, kind: frame.kind.rawValue, room: roomHash,
-            sender: me.id, incarnation: me.incarnation, packetNumber: packetNumber)
-        let bytes = Wire.encode(frame, envelope: envelope, auth: auth)
+        let envelope = framing.nextEnvelope(kind: frame.kind)
+        let bytes = Wire.encode(frame, envelope: envelope, auth: framing.auth)
         precondition(bytes.count <= config.datagramBytesMax, "encoded datagram exceeds datagramBytesMax")
         return bytes
     }
 
     /// Queues a control frame; flush frames are also handled locally (the coordinator is a member too).
     func emit(_ frame: Frame) {
-        outControl.append(encode(frame))
+        sendWindow.outControl.append(encode(frame))
     }
 
     func emitHeartbeat(now: NetTime) {
@@ -621,14 +560,9 @@ public final class ReliableMulticast {
         case .left: .left
         }
         emit(.heartbeat(status: statusCode, viewID: hasView ? viewID : 0, viewKey: hasView ? viewKey : 0, sentSeq: wireSeq, delivered: delivered))
-        rememberSent(now: now)
+        framing.rememberSent(now: now)
         // With every heartbeat, a report: it echoes the members' last packets (their RTT).
         if hasView, members.count > 1 { emitReport(now: now) }
-    }
-
-    /// Records the send time of the datagram just encoded, for matching echoes of it.
-    func rememberSent(now: NetTime) {
-        echoRing[Int(packetNumber % UInt64(Self.echoRingSize))] = (packetNumber, now)
     }
 
     // MARK: - Data path
@@ -637,64 +571,40 @@ public final class ReliableMulticast {
     /// Sends every queued own message; only as a member of an installed, primary view.
     func transmitPending() {
         guard status == .member else { return }
-        while let pending = pendingSends.popFirst() { transmitOwn(seq: pending.seq, payload: pending.payload) }
+        while let pending = sendWindow.takePending() { transmitOwn(seq: pending.seq, payload: pending.payload) }
     }
 
     /// The highest own seq already encoded into a datagram. Heartbeats and reports announce
     /// this one, not `transmittedSeq`: control goes out before queued data, and a status that
     /// ran ahead of its data would make every receiver see a gap that is only in flight.
     /// (`outData` holds exactly the own seqs after it, in order.)
-    var wireSeq: UInt64 { transmittedSeq - UInt64(outData.count) }
+    var wireSeq: UInt64 { sendWindow.wireSeq }
 
     func transmitOwn(seq: UInt64, payload: [UInt8]) {
-        precondition(seq == transmittedSeq + 1, "own messages go out in seq order")
         let item = DataItem(origin: me, viewID: viewID, seq: seq, payload: payload)
-        transmittedSeq = seq
-        outData.append(item)
+        sendWindow.transmit(item)
         streams[me.id]?.messages[seq] = item
         streams[me.id]?.highestKnown = seq
     }
 
     func receiveItem(_ item: DataItem) {
         stats.messagesReceived += 1
+        let key = SeqKey(origin: item.origin.id, seq: item.seq)
         if item.origin == me {
             stats.messagesDuplicate += 1
-            if !repairPending.isEmpty { repairPending.remove(SeqKey(origin: item.origin.id, seq: item.seq)) }
+            sendWindow.repairSeen(key)
             return
         }
-        // The stream is looked up once.
-        guard let stream = streams[item.origin.id], stream.member == item.origin else {
+        switch receiveWindows.accept(item, windowSizeMax: config.windowSizeMax) {
+        case .unknownSender, .beyondWindow:
             stats.messagesDiscarded += 1
-            return
-        }
-        let delivered = stream.delivered
-        if item.seq <= delivered || stream.messages[item.seq] != nil {
+        case .duplicate:
             stats.messagesDuplicate += 1
-            if !repairPending.isEmpty { repairPending.remove(SeqKey(origin: item.origin.id, seq: item.seq)) }
-            return
+            sendWindow.repairSeen(key)
+        case let .stored(evicted):
+            sendWindow.repairSeen(key)
+            stats.messagesDiscarded += UInt64(evicted)
         }
-        guard item.seq <= delivered + 2 * UInt64(config.windowSizeMax) else {
-            stats.messagesDiscarded += 1
-            return
-        }
-        if !repairPending.isEmpty { repairPending.remove(SeqKey(origin: item.origin.id, seq: item.seq)) }
-        evictIfFull(stream)
-        stream.messages[item.seq] = item
-        if item.seq <= stream.scannedUpTo { stream.gaps[item.seq] = nil }
-        if item.seq > stream.highestKnown { stream.highestKnown = item.seq }
-    }
-
-    /// Keeps a stream's buffer bounded even when stability reports lag: frees the oldest
-    /// delivered (not yet known stable) messages; this peer then cannot repair them.
-    func evictIfFull(_ stream: Stream) {
-        let cap = 4 * config.windowSizeMax
-        guard stream.messages.count >= cap else { return }
-        var seq = stream.stableFloor
-        while stream.messages.count >= cap, seq < stream.delivered {
-            seq += 1
-            if stream.messages.removeValue(forKey: seq) != nil { stats.messagesDiscarded += 1 }
-        }
-        stream.stableFloor = seq
     }
 
     /// Delivers, in sender-ID order, every message next in its stream and tagged with a view
@@ -732,7 +642,7 @@ public final class ReliableMulticast {
         }
         switch phase {
         case let .joining(_, flush):
-            precondition(members.isEmpty && streams.isEmpty && viewID == 0, "no view while joining")
+            precondition(members.isEmpty && receiveWindows.isEmpty && viewID == 0, "no view while joining")
             if let flush { check(flush) }
         case let .member(inView):
             precondition(inView.blockedBefore == nil, "only a flushing peer carries since when it was blocked before")
@@ -746,24 +656,19 @@ public final class ReliableMulticast {
     }
 
     func checkInvariants() {
-        precondition(transmittedSeq < nextSeq, "transmitted seqs were assigned")
-        precondition(UInt64(pendingSends.count) == nextSeq - 1 - transmittedSeq, "every assigned, untransmitted seq is pending")
-        precondition(!hasView || members.contains(me), "an installed view contains this peer")
-        precondition(members.count <= Wire.membersMax, "view too large")
-        precondition(!hasView || streams.count == members.count, "one stream per member")
-        checkPhase()
-        for stream in streams.values {
-            precondition(stream.delivered >= stream.stableFloor, "stable messages were delivered here")
-            precondition(stream.gaps.count <= 2 * config.windowSizeMax, "gap table bounded")
-            precondition(stream.messages.count <= 4 * config.windowSizeMax + 4, "stream buffer bounded")
-        }
-        precondition(outData.count <= 2 * config.windowSizeMax + Wire.itemsPerDatagramMax, "send queue bounded")
-        precondition(repairPending.count <= Self.repairPendingMax, "repair set bounded")
-        precondition(outRepairs.count <= Self.repairPendingMax, "repair queue bounded")
+        framing.checkInvariants()
+        viewState.checkInvariants()
+        receiveWindows.checkInvariants(windowSizeMax: config.windowSizeMax)
+        sendWindow.checkInvariants(windowSizeMax: config.windowSizeMax)
+        peerTable.checkInvariants(me: me)
+        stability.checkInvariants(members: members)
         redundancy.checkInvariants(echoesMax: config.redundancyEchoesMax)
-        precondition(timers[.echo] == nil || redundancy.echoesLeft > 0, "an armed echo has echoes left")
-        precondition(peers.count <= Self.peersMax, "peer table bounded")
         handshake.checkInvariants()
+        // How the parts fit together.
+        precondition(!hasView || members.contains(me), "an installed view contains this peer")
+        precondition(!hasView || receiveWindows.count == members.count, "one stream per member")
+        checkPhase()
+        precondition(timers[.echo] == nil || redundancy.echoesLeft > 0, "an armed echo has echoes left")
         precondition(isLeft || timers[.heartbeat] != nil, "the heartbeat is armed until leave")
         for timer in timers.keys {
             if case let .nack(id) = timer { precondition(streams[id] != nil && id != me.id, "a NACK timer belongs to another member's stream") }

@@ -136,15 +136,15 @@ public enum PeerNetEvent: Hashable, Sendable {
 public struct LinkStats: Hashable, Sendable {
     /// Smoothed round-trip time (gain 1/8); `nil` until the first echo came back.
     public var roundTripNanoseconds: UInt64?
-    public var roundTripMinNanoseconds: UInt64?
-    public var roundTripLatestNanoseconds: UInt64?
+    package var roundTripMinNanoseconds: UInt64?
+    package var roundTripLatestNanoseconds: UInt64?
     /// Fraction (0...1) of the peer's datagrams that never arrived, over its recent packets.
     public var lossFraction: Double
     /// How many of the peer's packet numbers `lossFraction` is based on (256...512 once warmed up).
-    public var packetsObserved: UInt64
-    public var lastHeard: NetTime
+    package var packetsObserved: UInt64
+    package var lastHeard: NetTime
 
-    public init(
+    package init(
         roundTripNanoseconds: UInt64?, roundTripMinNanoseconds: UInt64?, roundTripLatestNanoseconds: UInt64?,
         lossFraction: Double, packetsObserved: UInt64, lastHeard: NetTime
     ) {

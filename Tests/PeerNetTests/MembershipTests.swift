@@ -125,7 +125,7 @@ struct HostileFrameTests {
         let wide = Frame.nack(origin: two.member, ranges: Array(repeating: 1...Wire.seqMax, count: Wire.nackRangesMax))
         network.inject(forge(wide, from: one.peerID, incarnation: one.incarnation, to: two), to: two.peerID)
         #expect(core.stats.droppedMalformed == 3)
-        #expect(core.repairPending.count <= Int(Wire.nackSpanMax))
+        #expect(core.sendWindow.repairPending.count <= Int(Wire.nackSpanMax))
         #expect(network.runUntilConverged(timeoutNanoseconds: 10 * seconds))
         #expect(SimChecker.violations(network) == [])
     }

@@ -249,9 +249,8 @@ struct RedundancyTests {
         /// A data datagram from peer 1's identity, with the next packet number it would use.
         func datagram(_ items: [DataItem], rawCount: UInt8? = nil) -> [UInt8] {
             let core = forger.core!
-            core.packetNumber += 1
-            let envelope = Envelope(version: Wire.version, kind: FrameKind.data.rawValue, room: room,
-                                    sender: core.me.id, incarnation: core.me.incarnation, packetNumber: core.packetNumber)
+            var envelope = core.framing.nextEnvelope(kind: .data)
+            envelope.room = room
             var w = BigEndianByteWriter()
             Wire.encodeHeader(kind: .data, envelope: envelope, auth: auth, into: &w)
             w.u8(rawCount ?? UInt8(items.count))

@@ -1,0 +1,74 @@
+/// The view part of a peer: the installed view (id, key, members, and the `MembershipView` the
+/// application sees, kept after `leave`; after a view is given up, an empty view naming its
+/// members departed), and what this peer remembers of view changes: the highest ballot attempt
+/// it saw, and the last change it installed (to tell a straggler `install` again, rate-limited).
+/// A value with its own invariants (``checkInvariants()``) and tests; the view change itself is
+/// `ReliableMulticast+ViewChange.swift`. Whether a view is installed is the phase's to say.
+struct ViewState {
+    /// The installed view's id and key (0 without a view).
+    private(set) var id: UInt64 = 0
+    private(set) var key: UInt64 = 0
+    /// The installed view's members, sorted (empty without a view).
+    private(set) var members: [Member] = []
+    /// The view as the application sees it (`ReliableMulticast.view`).
+    private(set) var view = MembershipView(id: 0, members: [])
+
+    /// Only ballots this peer takes part in raise it (bounded on the wire).
+    private(set) var highestAttemptSeen: UInt32 = 0
+    /// The last view change this peer installed, in whatever phase it is now.
+    private(set) var lastInstall: (ballot: Ballot, newViewID: UInt64)?
+    private(set) var lastInstallRelayAt: NetTime?
+
+    /// Installs view `id` (`key`) of `members` (sorted) by `ballot`: `baseIDs` are the members
+    /// of the view it replaces (the application sees who joined and who departed).
+    mutating func install(id: UInt64, key: UInt64, members: [Member], baseIDs: Set<PeerID>, by ballot: Ballot) {
+        let newIDs = Set(members.map(\.id))
+        self.id = id
+        self.key = key
+        self.members = members
+        lastInstall = (ballot, id)
+        view = MembershipView(
+            id: id, members: members.map(\.id),
+            joined: Array(newIDs.subtracting(baseIDs)), departed: Array(baseIDs.subtracting(newIDs)), key: key)
+    }
+
+    /// Gives the installed view up: no view; the application's view names its members departed.
+    /// Returns the view given up.
+    mutating func abandon() -> MembershipView {
+        let old = view
+        id = 0
+        key = 0
+        members = []
+        view = MembershipView(id: 0, members: [], departed: old.members)
+        return old
+    }
+
+    /// Ballot `attempt` was seen in a view change this peer takes part in.
+    mutating func noteAttempt(_ attempt: UInt32) { highestAttemptSeen = max(highestAttemptSeen, attempt) }
+
+    /// The attempt of this peer's next proposal: above every one seen (saturating: attempts on
+    /// the wire are at most `Wire.attemptMax`, far below the end).
+    var nextAttempt: UInt32 { highestAttemptSeen == .max ? UInt32.max : highestAttemptSeen + 1 }
+
+    /// A straggler still sends `ready` for `ballot`: the new view id to tell it in an `install`
+    /// when this peer installed that ballot and did not tell anyone within `spacing` before
+    /// `now`; otherwise nil.
+    mutating func relayInstall(of ballot: Ballot, now: NetTime, spacing: UInt64) -> UInt64? {
+        guard let last = lastInstall, last.ballot == ballot else { return nil }
+        if let at = lastInstallRelayAt, now.nanoseconds(since: at) < spacing { return nil }
+        lastInstallRelayAt = now
+        return last.newViewID
+    }
+
+    func checkInvariants() {
+        precondition(members.count <= Wire.membersMax, "view too large")
+        precondition(view.id == id && view.members.count == members.count, "the application's view is the installed one")
+        for index in members.indices {
+            precondition(index == 0 || !(members[index] < members[index - 1]), "members sorted")
+            precondition(view.members[index] == members[index].id, "the application's view is the installed one")
+        }
+        precondition(members.isEmpty || view.key == key, "an installed view carries its key")
+        precondition(lastInstall.map { $0.ballot.attempt <= highestAttemptSeen } ?? true, "an installed ballot was seen")
+        precondition(lastInstallRelayAt == nil || lastInstall != nil, "only an installed ballot is relayed")
+    }
+}
