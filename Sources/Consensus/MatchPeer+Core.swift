@@ -134,7 +134,7 @@ public struct MatchPeer: Sendable {
             }
         case .viewAbandoned:
             abandonView()
-        case .incompatible, .lagging, .incarnationEnded, .resumedAfterPause:
+        case .incompatible, .lagging, .incarnationEnded, .resumedAfterPause, .idCollision:
             break
         }
         afterInput(now: now, settled: settled)

@@ -60,7 +60,7 @@ public enum MessageLog {
                 ("id", .int(Int64(bitPattern: v.id))), ("members", ids(v.members)), ("joined", ids(v.joined)),
                 ("departed", ids(v.departed)), ("key", .string(PeerID(v.key).hex)),
             ]))]).serialized
-        case .incompatible, .lagging, .incarnationEnded, .viewAbandoned, .resumedAfterPause:
+        case .incompatible, .lagging, .incarnationEnded, .viewAbandoned, .resumedAfterPause, .idCollision:
             return nil
         }
     }

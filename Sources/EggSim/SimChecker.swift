@@ -89,7 +89,7 @@ public enum SimChecker {
                 current = nil
                 last = [:]
                 inView = []
-            case .incompatible, .lagging, .incarnationEnded, .resumedAfterPause:
+            case .incompatible, .lagging, .incarnationEnded, .resumedAfterPause, .idCollision:
                 break
             }
         }

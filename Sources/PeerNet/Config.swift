@@ -200,6 +200,16 @@ public struct PeerNetStats: Hashable, Sendable {
     /// Times the host found this process had been stopped longer than the suspect timeout
     /// (``ReliableMulticast/resumeAfterPause(awayNanoseconds:now:)``).
     package var pausesResumed: UInt64 = 0
+    /// New incarnations of a live member's ID refused (an ID collision or an impostor), and
+    /// times this peer heard its own ID from another live incarnation.
+    package var collisionsRefused: UInt64 = 0
+    package var collisionsHeard: UInt64 = 0
+    /// Data items tagged with a view after the installed one: never stored (a forged one
+    /// could otherwise hold a real message's place), repaired after the install if real.
+    package var messagesFutureView: UInt64 = 0
+    /// Proposals whose ballot attempt is beyond what this peer has seen by more than
+    /// `attemptStepMax` (one forged propose could otherwise exhaust the attempts).
+    package var ballotsOutOfBounds: UInt64 = 0
     package var messagesAbandoned: UInt64 = 0
     /// Frames that passed every envelope check but contradict the protocol state (a cut below
     /// what was delivered, naming members this peer's view lacks, ...): ignored, never trusted.

@@ -27,6 +27,17 @@ struct Handshake: Sendable {
     private(set) var responsesThisInterval = 0
     /// Incarnations superseded by a proven newer one, oldest first.
     private(set) var retired: [Member] = []
+    /// ID collisions reported (a new incarnation refused while the old one speaks; this peer's
+    /// own ID heard from another incarnation): each once, at most `collisionsReportedMax`.
+    private(set) var collisionsReported: Set<Member> = []
+    static let collisionsReportedMax = 64
+    /// This peer's own ID heard from another incarnation: which one, how often, since when, and
+    /// its highest packet number (a replayed datagram does not count twice).
+    private(set) var ownIDElsewhere: (incarnation: UInt64, count: Int, since: NetTime, packet: UInt64)?
+    /// Datagrams of another incarnation of our own ID, over at least `ownIDSpanNanoseconds`,
+    /// that make it a live peer using our ID.
+    static let ownIDDatagramsMin = 3
+    static let ownIDSpanNanoseconds: UInt64 = 200_000_000
 
     init(cookieSecret: UInt64) {
         self.cookieSecret = cookieSecret
@@ -106,8 +117,30 @@ struct Handshake: Sendable {
         return true
     }
 
+    /// Whether `m`'s collision is news (then it is remembered; false past the bound).
+    mutating func reportCollision(_ m: Member) -> Bool {
+        guard !collisionsReported.contains(m), collisionsReported.count < Self.collisionsReportedMax else { return false }
+        collisionsReported.insert(m)
+        return true
+    }
+
+    /// A datagram under this peer's own ID from `incarnation` (not ours), with `packet`: true
+    /// once enough of them, increasing, over a long enough span say that a live peer uses our ID.
+    mutating func heardOwnID(incarnation: UInt64, packet: UInt64, now: NetTime) -> Bool {
+        if var seen = ownIDElsewhere, seen.incarnation == incarnation, now.nanoseconds(since: seen.since) <= 10 * Self.ownIDSpanNanoseconds {
+            guard packet > seen.packet else { return false }
+            seen.count += 1
+            seen.packet = packet
+            ownIDElsewhere = seen
+            return seen.count >= Self.ownIDDatagramsMin && now.nanoseconds(since: seen.since) >= Self.ownIDSpanNanoseconds
+        }
+        ownIDElsewhere = (incarnation, 1, now, packet)
+        return false
+    }
+
     func checkInvariants() {
         precondition(queue.count <= Self.queueMax, "challenge queue bounded")
+        precondition(collisionsReported.count <= Self.collisionsReportedMax, "collisions reported bounded")
         precondition(challengedAt.count <= Self.challengedRecentlyMax, "challenged table bounded")
         precondition(retired.count <= Self.retiredMax, "retired incarnations bounded")
         precondition(responsesThisInterval <= Self.responsesPerIntervalMax, "responses within the budget")

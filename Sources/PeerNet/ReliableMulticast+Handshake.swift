@@ -17,10 +17,14 @@ import EggPrimitives
 /// earlier one, whose challenger incarnations differ), a forged ID or a peer heard once and
 /// gone never gets past it, and never becomes a candidate for a view.
 ///
-/// A proven new incarnation of a known ID replaces the old one at once, whatever the two
-/// incarnation numbers: the old incarnation is dead (`retired`: its datagrams are dropped as
-/// stale from then on), counts toward no majority, and if it was a member `.incarnationEnded`
-/// is reported; the view change that removes it follows at once.
+/// A proven new incarnation of a known ID replaces the old one once the old one is silent (not
+/// heard for a third of the suspect timeout), whatever the two incarnation numbers: the old incarnation is
+/// dead (`retired`: its datagrams are dropped as stale from then on), counts toward no
+/// majority, and if it was a member `.incarnationEnded` is reported; the view change that
+/// removes it follows at once. While the old one still speaks, the new one is an ID collision
+/// (two live peers, or an impostor): refused and counted (`collisionsRefused`), reported once
+/// (`.idCollision`). A peer that hears its own ID from another incarnation, repeatedly and
+/// over a span, reports `.idCollision` naming itself.
 ///
 /// Members of a view this peer installs are vouched for by the cut (they were proven by the
 /// coordinator) and enter the peer table without a handshake of their own.
@@ -74,6 +78,17 @@ extension ReliableMulticast {
     /// retiring) another incarnation of the same ID. `false` when the table has no room.
     func promote(_ m: Member, packet: UInt64, now: NetTime) -> Bool {
         if let old = peers[m.id] {
+            // A live incarnation is never replaced: while the old one is heard (within a third
+            // of the suspect timeout: a live peer sends a heartbeat every interval, and data in
+            // a match), a new one under its ID is an ID collision (or an impostor): refused,
+            // counted and reported once. It takes over once the old one has fallen that silent
+            // (a restart), before suspicion would end the old one's view in a view of two.
+            if old.incarnation != m.incarnation, !old.left,
+               now.nanoseconds(since: old.lastHeard) <= config.suspectTimeoutNanoseconds / 3 {
+                stats.collisionsRefused += 1
+                if handshake.reportCollision(m) { events.append(.idCollision(peer: m.id)) }
+                return false
+            }
             retire(Member(id: m.id, incarnation: old.incarnation))
         } else if peerTable.count >= PeerTable.peersMax {
             evictSilentPeers(now: now)

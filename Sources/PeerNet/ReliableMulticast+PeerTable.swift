@@ -112,6 +112,11 @@ extension ReliableMulticast {
                 stats.datagramsLoopback += 1
             } else {
                 stats.droppedStaleIncarnation += 1
+                if handshake.heardOwnID(incarnation: envelope.incarnation, packet: envelope.packetNumber, now: now),
+                   handshake.reportCollision(Member(id: me.id, incarnation: envelope.incarnation)) {
+                    stats.collisionsHeard += 1
+                    events.append(.idCollision(peer: me.id))
+                }
             }
             return .dropped
         }

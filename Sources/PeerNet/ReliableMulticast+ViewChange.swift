@@ -178,6 +178,12 @@ extension ReliableMulticast {
             stats.framesRejected += 1
             return
         }
+        // A ballot far beyond any seen is forged (a real coordinator counts from what its view saw).
+        guard sender == me || viewState.isPlausible(attempt: ballot.attempt) else {
+            stats.ballotsOutOfBounds += 1
+            stats.framesRejected += 1
+            return
+        }
         // Only ballots this peer takes part in raise its own next ballot (bounded on the wire).
         viewState.noteAttempt(ballot.attempt)
         if !continuing {
@@ -610,7 +616,15 @@ extension ReliableMulticast {
             isFresh($0.value, now: now) && $0.value.viewID == 0
                 && !isExcluded(Member(id: $0.key, incarnation: $0.value.incarnation), now: now)
         }
-        guard fresh.keys.allSatisfy({ $0 > me.id }) else { return }
+        // The lowest fresh ID founds. One lower than us that has not done so a while after
+        // discovery (it answers challenges, then does nothing) is not waited for: we found,
+        // proposing it too (it is excluded if it does not answer). The wait grows with the
+        // number of lower IDs (at most three discovery periods), so the real lowest goes first.
+        let lower = fresh.keys.filter { $0 < me.id }.count
+        if lower > 0 {
+            let patience = UInt64(min(lower, 3)) * 2 * config.discoveryNanoseconds
+            guard now >= discoveryAt.adding(nanoseconds: patience) else { return }
+        }
         let others = fresh.sorted(by: { $0.key < $1.key }).prefix(Wire.membersMax - 1)
         startProposal(members: [me] + others.map { Member(id: $0.key, incarnation: $0.value.incarnation) }, now: now)
     }

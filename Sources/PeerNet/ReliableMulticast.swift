@@ -595,6 +595,13 @@ public final class ReliableMulticast {
             sendWindow.repairSeen(key)
             return
         }
+        // Only what can be delivered takes a place: an item of a view after the installed one
+        // (a forged one could hold a real message's seq and make it a "duplicate") is dropped;
+        // if it was real, the sender repairs it after the install.
+        guard item.viewID <= viewID else {
+            stats.messagesFutureView += 1
+            return
+        }
         switch receiveWindows.accept(item, windowSizeMax: config.windowSizeMax) {
         case .unknownSender, .beyondWindow:
             stats.messagesDiscarded += 1

@@ -130,6 +130,10 @@ public enum PeerNetEvent: Hashable, Sendable {
     /// This process was stopped (suspended) for `awayNanoseconds`, longer than its view waits
     /// for a silent member: it rejoins (a `.viewAbandoned` follows when it had a view of others).
     case resumedAfterPause(awayNanoseconds: UInt64)
+    /// Two live incarnations use the ID `peer`: another peer's new incarnation was refused while
+    /// its old one still speaks, or (`peer` is this peer's own ID) this peer hears its own ID
+    /// from another live incarnation. Reported once per incarnation.
+    case idCollision(peer: PeerID)
 }
 
 /// How the link from one peer looks from here (for a status line). See `ReliableMulticast.linkStats`.

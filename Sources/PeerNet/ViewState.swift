@@ -13,8 +13,14 @@ struct ViewState {
     /// The view as the application sees it (`ReliableMulticast.view`).
     private(set) var view = MembershipView(id: 0, members: [])
 
-    /// Only ballots this peer takes part in raise it (bounded on the wire).
+    /// The highest ballot attempt seen since the last install (or since this peer gave its view
+    /// up): only ballots this peer takes part in raise it, and each view starts over from 0,
+    /// so attempts stay small and one forged ballot cannot push them to the wire's limit for
+    /// good.
     private(set) var highestAttemptSeen: UInt32 = 0
+    /// A proposal's attempt may be at most this far above `highestAttemptSeen` (a real one is
+    /// one above the highest its coordinator saw, and members see the same ballots).
+    static let attemptStepMax: UInt32 = 1_024
     /// The last view change this peer installed, in whatever phase it is now.
     private(set) var lastInstall: (ballot: Ballot, newViewID: UInt64)?
     private(set) var lastInstallRelayAt: NetTime?
@@ -27,6 +33,7 @@ struct ViewState {
         self.key = key
         self.members = members
         lastInstall = (ballot, id)
+        highestAttemptSeen = 0
         view = MembershipView(
             id: id, members: members.map(\.id),
             joined: Array(newIDs.subtracting(baseIDs)), departed: Array(baseIDs.subtracting(newIDs)), key: key)
@@ -40,15 +47,23 @@ struct ViewState {
         key = 0
         members = []
         view = MembershipView(id: 0, members: [], departed: old.members)
+        highestAttemptSeen = 0
         return old
     }
 
-    /// Ballot `attempt` was seen in a view change this peer takes part in.
-    mutating func noteAttempt(_ attempt: UInt32) { highestAttemptSeen = max(highestAttemptSeen, attempt) }
+    /// Ballot `attempt` was seen in a view change this peer takes part in (or proposes: after
+    /// attempts wrapped, its own low attempt starts the count again).
+    mutating func noteAttempt(_ attempt: UInt32) {
+        highestAttemptSeen = highestAttemptSeen >= Wire.attemptMax ? attempt : max(highestAttemptSeen, attempt)
+    }
 
-    /// The attempt of this peer's next proposal: above every one seen (saturating: attempts on
-    /// the wire are at most `Wire.attemptMax`, far below the end).
-    var nextAttempt: UInt32 { highestAttemptSeen == .max ? UInt32.max : highestAttemptSeen + 1 }
+    /// Whether a proposal's `attempt` is within reach of what this peer saw.
+    func isPlausible(attempt: UInt32) -> Bool { attempt <= highestAttemptSeen &+ Self.attemptStepMax }
+
+    /// The attempt of this peer's next proposal: above every one seen, or 1 again when that
+    /// would pass the wire's limit (`Wire.attemptMax`: a ballot above it is malformed). Members
+    /// frozen in a higher ballot take part once they give it up (its coordinator silent).
+    var nextAttempt: UInt32 { highestAttemptSeen >= Wire.attemptMax ? 1 : highestAttemptSeen + 1 }
 
     /// A straggler still sends `ready` for `ballot`: the new view id to tell it in an `install`
     /// when this peer installed that ballot and did not tell anyone within `spacing` before
@@ -68,7 +83,6 @@ struct ViewState {
             precondition(view.members[index] == members[index].id, "the application's view is the installed one")
         }
         precondition(members.isEmpty || view.key == key, "an installed view carries its key")
-        precondition(lastInstall.map { $0.ballot.attempt <= highestAttemptSeen } ?? true, "an installed ballot was seen")
         precondition(lastInstallRelayAt == nil || lastInstall != nil, "only an installed ballot is relayed")
     }
 }

@@ -332,6 +332,10 @@ extension EggsCommand {
                 }
                 if let deadline, now >= deadline { break }
                 if games != nil && bots.allSatisfy(\.isDone) { break }
+                if let taken = bots.first(where: { $0.peer.ownIDInUse }) {
+                    for bot in bots { bot.peer.close() }
+                    throw CommandFailure.badInput("ID \(taken.peer.id.hex) is in use by another live peer in this room: give another --id")
+                }
                 if let failure = bots.lazy.compactMap({ $0.peer.logFailure }).first {
                     let reports = bots.map { BotReport(bot: $0) }
                     for bot in bots { bot.peer.close() }
@@ -404,6 +408,11 @@ struct BotReport {
     /// views given up (blocked too long, or after such a pause): each rejoined the room.
     var pauses: UInt64
     var viewsAbandoned: UInt64
+    /// ID collisions: newcomers refused under a live member's ID, and this peer's own ID heard
+    /// from another live incarnation.
+    var collisions: UInt64
+    /// Data items tagged with a future view, never stored (counted, see docs/network.md).
+    var futureViewDropped: UInt64
 
     init(bot: BotPeer) {
         let (match, net, _) = bot.peer.snapshot()
@@ -430,6 +439,8 @@ struct BotReport {
         log = bot.peer.logPath
         pauses = net.pausesResumed
         viewsAbandoned = net.viewsAbandoned
+        collisions = net.collisionsRefused + net.collisionsHeard
+        futureViewDropped = net.messagesFutureView
     }
 
     var json: JSONValue {
@@ -444,6 +455,7 @@ struct BotReport {
             ("staleDropped", .int(Int64(clamping: staleDropped))), ("chainsOf3", .int(Int64(clamping: chainsOf3))),
             ("engineAnswers", .int(Int64(clamping: engineAnswers))), ("engineFallbacks", .int(Int64(clamping: engineFallbacks))),
             ("pauses", .int(Int64(clamping: pauses))), ("viewsAbandoned", .int(Int64(clamping: viewsAbandoned))),
+            ("collisions", .int(Int64(clamping: collisions))), ("futureViewDropped", .int(Int64(clamping: futureViewDropped))),
             ("log", .string(log)),
         ])
     }

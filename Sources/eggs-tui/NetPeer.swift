@@ -42,6 +42,11 @@ final class NetPeer: @unchecked Sendable {
     private var recentEvents = Deque<MatchEvent>()
     /// Pauses of this process the core found (how long it was away), for the screen.
     private var pauses: [UInt64] = []
+    /// IDs two live peers use (a newcomer refused while the old one speaks), for the screen.
+    private var collisions: [PeerID] = []
+    /// This peer's own ID is in use by another live peer, heard before this peer joined a group
+    /// with others: it is the newcomer, and must not play under that ID.
+    private var ownIDTaken = false
     /// Times the send window refused a payload (it stayed queued in the match).
     var sendWindowFull: Int { host.withCore { _ in node.sendWindowFull } }
     /// Times the game loop took the host's lock so far (``withMatch(_:)`` and every read):
@@ -117,6 +122,17 @@ final class NetPeer: @unchecked Sendable {
     }
 
     /// Match events since the last call (bounded).
+    /// Whether another live peer already uses this peer's ID (found before it joined others).
+    var ownIDInUse: Bool { host.withCore { _ in ownIDTaken } }
+
+    /// IDs found in use by two live peers since the last call.
+    func takeCollisions() -> [PeerID] {
+        host.withCore { _ in
+            defer { collisions.removeAll() }
+            return collisions
+        }
+    }
+
     /// How long this process was stopped, for each pause found since the last call.
     func takePauses() -> [UInt64] {
         host.withCore { _ in
@@ -150,6 +166,13 @@ final class NetPeer: @unchecked Sendable {
         // The writer thread turns the event into its line: no second decode on this path.
         log.write(event: event, atMicroseconds: Int64(MonotonicClock.wallMicroseconds()))
         if case .resumedAfterPause(let away) = event, pauses.count < 16 { pauses.append(away) }
+        if case .idCollision(let peer) = event {
+            if peer == id && core.view.members.count < 2 {
+                ownIDTaken = true
+            } else if collisions.count < 16 {
+                collisions.append(peer)
+            }
+        }
         if case .incompatible(let peer, let version) = event, incompatible.count < 64 {
             incompatible[peer] = version
         }

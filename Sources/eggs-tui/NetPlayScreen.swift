@@ -16,6 +16,8 @@ final class NetPlayScreen: Screen {
     private var settings: MatchSettings
     private var practiceLevel: BotLevel = .medium
     private var confirmingQuit = false
+    /// Another live peer already uses this peer's ID: the screen ends and `play` says so.
+    private(set) var ownIDInUse = false
     /// Set when this process was found stopped (how long, ns) until it is in a room again.
     private var rejoinAfterPause: UInt64?
 
@@ -218,6 +220,15 @@ final class NetPlayScreen: Screen {
         ticksSinceRefresh += 1
         screenTicks += 1
         var changed = ownMoved || ticksSinceRefresh >= Self.refreshTicks || advanceRemoteBoards()
+        if peer.ownIDInUse {
+            ownIDInUse = true
+            quit = true
+        }
+        for other in peer.takeCollisions() {
+            changed = true
+            show(other == peer.id ? "Another peer is using your ID \(other.hex): the room refuses it"
+                                  : "Two peers use the ID \(other.hex): the newcomer is refused")
+        }
         for away in peer.takePauses() {
             changed = true
             rejoinAfterPause = away

@@ -168,6 +168,10 @@ extension EggsCommand {
             }
             peer.close()
             term.restore()
+            if screen.ownIDInUse {
+                throw CommandFailure.badInput("ID \(peer.id.hex) is in use by another live peer in this room"
+                                              + (network.id == nil ? "; run again (a new ID is drawn)" : ": give another --id"))
+            }
             if let failure = peer.logFailure { throw CommandFailure.detected(failure) }
         }
     }

@@ -70,6 +70,7 @@ struct SimPinnedValueTests {
                 case .incarnationEnded(let peer): feed(5); feed(peer.raw)
                 case .viewAbandoned(let v): feed(6); feed(v.id)
                 case .resumedAfterPause(let away): feed(7); feed(away)
+                case .idCollision(let peer): feed(8); feed(peer.raw)
                 }
             }
         }

@@ -33,15 +33,18 @@ struct ViewStatePartTests {
         v.checkInvariants()
     }
 
-    @Test("the next attempt is above every attempt seen, and saturates")
+    @Test("the next attempt is above every attempt seen, starts again at 1 past the wire's limit, and a far one is implausible")
     func attempts() {
         var v = ViewState()
         #expect(v.nextAttempt == 1)
         v.noteAttempt(7)
         v.noteAttempt(5)
         #expect(v.nextAttempt == 8)
-        v.noteAttempt(.max)
-        #expect(v.nextAttempt == .max)
+        #expect(v.isPlausible(attempt: 7 + ViewState.attemptStepMax) && !v.isPlausible(attempt: 8 + ViewState.attemptStepMax))
+        v.noteAttempt(Wire.attemptMax)
+        #expect(v.nextAttempt == 1, "never a malformed ballot")
+        v.noteAttempt(1)
+        #expect(v.nextAttempt == 2, "counting starts again")
         v.checkInvariants()
     }
 

@@ -210,7 +210,7 @@ struct FuzzTests {
         #expect(network.runUntilConverged(timeoutNanoseconds: 10 * seconds))
     }
 
-    @Test("incarnation: a sender is heard only once it answered a challenge; a proven new incarnation (any number) retires the old one")
+    @Test("incarnation: a sender is heard only once it answered a challenge; a proven new incarnation (any number) retires the old one once it is silent")
     func staleIncarnation() {
         let core = ReliableMulticast(config: PeerNetConfig(peerID: PeerID(1)), now: .zero)
         func peer(_ incarnation: UInt64) -> ReliableMulticast {
@@ -236,8 +236,13 @@ struct FuzzTests {
         #expect(core.peers[PeerID(2)] == nil)
         exchange(core, old)
         #expect(core.peers[PeerID(2)]?.incarnation == 5)
-        // Restarted with a smaller number (the clock stepped back): proven all the same.
+        // Restarted with a smaller number (the clock stepped back): refused while the old one
+        // was heard within the suspect timeout (an ID collision), proven all the same after it.
         let new = peer(3)
+        exchange(core, new)
+        #expect(core.peers[PeerID(2)]?.incarnation == 5, "a live incarnation is not replaced")
+        #expect(core.stats.collisionsRefused >= 1)
+        now = now.adding(nanoseconds: PeerNetConfig(peerID: PeerID(1)).suspectTimeoutNanoseconds / 3)
         exchange(core, new)
         #expect(core.peers[PeerID(2)]?.incarnation == 3)
         let before = core.stats.droppedStaleIncarnation
