@@ -218,6 +218,11 @@ final class NetPlayScreen: Screen {
         ticksSinceRefresh += 1
         screenTicks += 1
         var changed = ownMoved || ticksSinceRefresh >= Self.refreshTicks || advanceRemoteBoards()
+        // The history's one warning line (a locked, full, read-only or corrupt database).
+        for warning in peer.history?.takeWarnings() ?? [] {
+            changed = true
+            show(warning)
+        }
         for away in peer.takePauses() {
             changed = true
             rejoinAfterPause = away
