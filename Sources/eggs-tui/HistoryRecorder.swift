@@ -25,6 +25,8 @@ final class HistoryRecorder: @unchecked Sendable {
     private var warnings: [String] = []
     private var lastWarning: String?
     private(set) var matchesRecorded = 0
+    /// Ratings and records by name, as of the last load (after opening, after each record).
+    private var standings: [String: Standing] = [:]
     // The recorder thread's own.
     private var database: HistoryDatabase?
 
@@ -36,6 +38,8 @@ final class HistoryRecorder: @unchecked Sendable {
     init(path: String = HistoryDatabase.defaultPath(), warn: @escaping (String) -> Void) {
         self.path = path
         self.warn = warn
+        // Busy with the first load of the ratings until the thread is done with it.
+        busy = true
         let thread = Thread { [self] in run() }
         thread.name = "eggs-history"
         thread.start()
@@ -60,6 +64,16 @@ final class HistoryRecorder: @unchecked Sendable {
         }
     }
 
+    /// The lobby's line for each name with a record: "bob 1620 ±80, 7-5 with you" (names
+    /// without one are left out). Reads the last loaded ratings; never the database.
+    func headToHeadLines(names: [String]) -> [String] {
+        let known = condition.withLock { standings }
+        return names.compactMap { name in
+            let text = HistoryReport.headToHead(name: name, standings: known)
+            return text == name ? nil : text
+        }
+    }
+
     /// Warnings since the last call.
     func takeWarnings() -> [String] {
         condition.withLock {
@@ -78,7 +92,28 @@ final class HistoryRecorder: @unchecked Sendable {
         if fresh { warn(warning) }
     }
 
+    /// Loads the ratings from the database (opening it first when needed).
+    private func loadStandings() throws {
+        if database == nil { database = try HistoryDatabase(path: path) }
+        let loaded = Ratings.standings(try database!.matches())
+        condition.withLock { standings = loaded }
+    }
+
     private func run() {
+        // Opened at once: a bad database is one warning line before the first match.
+        do {
+            try loadStandings()
+        } catch let error as HistoryError {
+            database = nil
+            note("history not recorded: \(error.description)")
+        } catch {
+            database = nil
+            note("history not recorded: \(error)")
+        }
+        condition.withLock {
+            busy = false
+            condition.broadcast()
+        }
         while true {
             let job: Job = condition.withLock {
                 while jobs.isEmpty { condition.wait() }
@@ -93,6 +128,7 @@ final class HistoryRecorder: @unchecked Sendable {
                     matchesRecorded += result.added + result.updated
                     lastWarning = nil
                 }
+                if result.added + result.updated > 0 { try loadStandings() }
             } catch let error as HistoryError {
                 database = nil
                 note("history not recorded: \(error.description)")

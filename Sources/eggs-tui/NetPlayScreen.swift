@@ -568,6 +568,12 @@ final class NetPlayScreen: Screen {
                      pair: id == peer.id ? Terminal.pairAccent : 0)
             row += 1
         }
+        // Each peer you have played, as your history rates it ("bob 1620 ±80, 7-5 with you").
+        let others = (match.view?.members ?? []).filter { $0 != peer.id }.compactMap { match.lobby[$0]?.name }
+        for line in peer.history?.headToHeadLines(names: others) ?? [] {
+            term.put(row, 2, line)
+            row += 1
+        }
         for (id, version) in incompatible.sorted(by: { $0.key < $1.key }) {
             term.put(row, 2, "\(id.hex)  incompatible: protocol version \(version)", pair: Terminal.pairAlert)
             row += 1

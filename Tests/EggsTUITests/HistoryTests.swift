@@ -1,4 +1,5 @@
 import EggTestSupport
+@testable import eggs_tui
 import Foundation
 import Testing
 
@@ -167,4 +168,48 @@ struct HistoryLiveTests {
         #expect(warnings.count == 1, "\(result.stderr)")
         #expect(warnings.first?.contains(directory + "/eggs/history.sqlite") == true)
     }
+}
+
+@Suite("history recorder")
+struct HistoryRecorderTests {
+    @Test("the recorder imports logs on its own thread and gives the lobby's head-to-head lines")
+    func headToHead() throws {
+        let directory = try Harness.temporaryDirectory("history-recorder")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let logs = HistoryFixtures.logs
+        try #require(logs.count >= 2)
+        let recorder = HistoryRecorder(path: directory + "/h.sqlite") { _ in }
+        recorder.finish()
+        #expect(recorder.headToHeadLines(names: ["bot-7419", "bot-741a"]).isEmpty)
+        for log in logs { recorder.record(logPath: log, passphrase: nil, flush: {}) }
+        recorder.finish()
+        #expect(recorder.takeWarnings().isEmpty)
+        #expect(recorder.matchesRecorded == 2 * logs.count)
+        // Each bot recorded its matches with the other from its own log.
+        let lines = recorder.headToHeadLines(names: ["bot-7419", "bot-741a", "nobody"])
+        #expect(lines.count == 2, "\(lines)")
+        #expect(lines.allSatisfy { $0.hasSuffix(" with you") && $0.contains(" ±") }, "\(lines)")
+    }
+
+    @Test("a corrupt database: one warning line from the recorder, however many matches end")
+    func corrupt() throws {
+        let directory = try Harness.temporaryDirectory("history-recorder-corrupt")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/h.sqlite"
+        try Data(String(repeating: "not a database ", count: 512).utf8).write(to: URL(fileURLWithPath: path))
+        let warned = Failures()
+        let recorder = HistoryRecorder(path: path) { warned.add($0) }
+        for log in HistoryFixtures.logs { recorder.record(logPath: log, passphrase: nil, flush: {}) }
+        recorder.finish()
+        #expect(warned.all.count == 1, "\(warned.all)")
+        #expect(warned.all.first?.contains("'\(path)' is corrupt") == true)
+        #expect(recorder.takeWarnings() == warned.all)
+    }
+}
+
+final class Failures: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items: [String] = []
+    func add(_ item: String) { lock.withLock { items.append(item) } }
+    var all: [String] { lock.withLock { items } }
 }
