@@ -12,7 +12,8 @@ public struct MatchRecord: Sendable, Hashable {
     /// The line of the log that started the match (1-based).
     public var startLine: Int
     /// Wall-clock microseconds (the log's `at`) of the line that started the match, and of the
-    /// line that ended it (the last game's end; the log's last line for an abandoned match).
+    /// line that ended it (its last game's end; for an abandoned match the last match event the
+    /// log shows of it).
     public var startedAt: Int64
     public var endedAt: Int64?
     public var room: String
