@@ -20,6 +20,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
@@ -62,6 +63,11 @@ let package = Package(
             name: "EggSim",
             dependencies: ["PeerNet", "Consensus", "EggGame", "EggPrimitives", .product(name: "HeapModule", package: "swift-collections")]
         ),
+        // The local match history: SQLite through GRDB (matches, games, per-player stats, Glicko-2).
+        .target(
+            name: "EggHistory",
+            dependencies: ["Consensus", "PeerNet", "EggGame", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
         .systemLibrary(
             name: "CNcurses",
             pkgConfig: "ncursesw",
@@ -70,7 +76,7 @@ let package = Package(
         .executableTarget(
             name: "eggs-tui",
             dependencies: [
-                "EggGame", "EggBot", "EggPrimitives", "PeerNet", "PeerNetUDP", "Consensus", "CNcurses",
+                "EggGame", "EggBot", "EggPrimitives", "PeerNet", "PeerNetUDP", "Consensus", "EggHistory", "CNcurses",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -93,6 +99,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
+        .testTarget(name: "EggHistoryTests", dependencies: ["EggHistory", "Consensus", "PeerNet", "EggTestSupport"]),
         // The layering self-check: reads Package.swift and Sources/ (each target imports only what its layer allows).
         .testTarget(name: "LayeringTests"),
         .executableTarget(

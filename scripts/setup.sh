@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs the system packages eggs needs on Debian/Ubuntu when they are missing:
-# libncurses-dev (the terminal UI), tmux (end-to-end UI tests), nftables and
+# libncurses-dev (the terminal UI), libsqlite3-dev (the match history, through GRDB), tmux (end-to-end UI tests), nftables and
 # iproute2 (lossy-network tests inside private namespaces), man-db (the manual page
 # test) and, from the Python package index, asciinema (the --cast recording test).
 set -euo pipefail
 need=()
 dpkg -s libncurses-dev >/dev/null 2>&1 || need+=(libncurses-dev)
+dpkg -s libsqlite3-dev >/dev/null 2>&1 || need+=(libsqlite3-dev)
 command -v tmux >/dev/null 2>&1 || need+=(tmux)
 command -v nft >/dev/null 2>&1 || need+=(nftables)
 command -v ip >/dev/null 2>&1 || need+=(iproute2)

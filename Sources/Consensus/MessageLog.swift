@@ -127,6 +127,10 @@ public struct LogDigest: @unchecked Sendable {
         return code.withUnsafeBytes(use)
     }
 
+    /// The digest of the last line sealed or checked, in hex (32 zeros before the first): the
+    /// `"d"` that line carries, which names the log up to that line.
+    public var hex: String { previous.map { MessageLog.hex2($0) }.joined() }
+
     /// `body` (one JSON object) with its digest `"d"` as the last key.
     public mutating func seal(_ body: String) -> String {
         precondition(body.hasPrefix("{") && body.hasSuffix("}"), "a log line is one JSON object")
@@ -224,6 +228,10 @@ public struct LogReader: Sendable {
     private var order: DeliveryOrder?
     /// Deliveries whose place in the delivery order was checked.
     public var deliveriesChecked: Int { order?.checkedDeliveries ?? 0 }
+    /// Whole lines read so far (a cut-off last line not counted).
+    public var linesRead: Int { lineNumber }
+    /// The digest (hex) of the last line read: it names the log up to that line.
+    public var lastDigest: String { digest.hex }
 
     /// Lines longer than this are corrupt.
     public static let lineBytesMax = 1 << 16
@@ -457,6 +465,10 @@ public struct ReplayReport: Sendable {
     /// Deliveries whose place in a delivery order was checked (``DeliveryOrder``): every message
     /// line of a log that verifies. 0 says the log held nothing to check but its digests.
     public var orderChecked = 0
+    /// The digest of the log's last whole line (hex): it names the log as replayed.
+    public var lastDigest = ""
+    /// The log's last whole line.
+    public var lines = 0
 
     public var rounds: Int { decisions.count }
 
@@ -477,10 +489,24 @@ public struct ReplayReport: Sendable {
     }
 }
 
+/// Where a replay stands when the replica reports a match event: the log's line that caused it,
+/// that line's `at` and its digest (which names the log up to that line).
+public struct ReplayPosition: Sendable {
+    public var line: Int
+    public var atMicroseconds: Int64
+    public var digest: String
+}
+
 /// Replays a log through the same replica logic and verifies every checkpoint.
 public struct Replay {
     private var reader: LogReader
     private var peer: MatchPeer?
+    /// Called with every match event of the replica but the frequent ones (rounds decided,
+    /// checkpoints verified), after the line that caused it, with the replica as it stands then
+    /// (for a match history: what the log proves about each match).
+    public var observer: ((MatchEvent, inout MatchPeer, ReplayPosition) -> Void)?
+    /// The header of the log once read (its peer, room and rule set).
+    public private(set) var header: (peer: PeerID, room: String, rules: String)?
     private var messages = 0
     private var desyncs: [Desync] = []
     private var truncatedAt: Int?
@@ -517,7 +543,7 @@ public struct Replay {
             ok: desyncs.isEmpty, messages: messages, checkpoints: stats.checkpointsVerified + stats.desyncs - stats.garbageOverdraws,
             players: peer?.lastCheckpoints ?? [:], decisions: peer?.decisionsLog.map(\.value) ?? [],
             decidedRounds: peer?.decisionsLog ?? [], desyncs: desyncs, truncatedAtLine: truncatedAt, complete: complete,
-            orderChecked: reader.deliveriesChecked)
+            orderChecked: reader.deliveriesChecked, lastDigest: reader.lastDigest, lines: truncatedAt.map { $0 - 1 } ?? reader.linesRead)
     }
 
     private mutating func drain() throws(ReplayError) {
@@ -529,18 +555,36 @@ public struct Replay {
                 return
             case .closed:
                 complete = true
-            case .header(let id, _, _):
+            case .header(let id, let room, let rules):
+                header = (id, room, rules)
                 var config = MatchPeerConfig(id: id, name: "replay", role: .spectator, voteSeed: 0)
                 config.eventsMax = 1 << 20
                 var replica = MatchPeer(config: config)
                 replica.keepsDecisions = true
                 peer = replica
-            case .event(let event, let at, _):
+            case .event(let event, let at, let line):
                 if case .delivered = event { messages += 1 }
                 // The reader yields the header before any event (`sawHeader`), so the replica exists.
                 precondition(peer != nil, "a log's events follow its header")
                 peer?.handle(event, now: NetTime(nanoseconds: UInt64(max(0, at)) &* 1_000))
-                peer?.drainOutputs { if case .desync(let d) = $0 { desyncs.append(d) } }
+                guard let observer else {
+                    peer?.drainOutputs { if case .desync(let d) = $0 { desyncs.append(d) } }
+                    continue
+                }
+                var observed: [MatchEvent] = []
+                peer?.drainOutputs { event in
+                    switch event {
+                    case .desync(let d):
+                        desyncs.append(d)
+                        observed.append(event)
+                    case .roundsDecided, .checkpointVerified: break
+                    default: observed.append(event)
+                    }
+                }
+                if !observed.isEmpty {
+                    let position = ReplayPosition(line: line, atMicroseconds: at, digest: reader.lastDigest)
+                    for event in observed { observer(event, &peer!, position) }
+                }
             }
         }
     }

@@ -242,6 +242,9 @@ extension EggsCommand {
         @Option(help: "Write a JSON report here at exit.")
         var summary: String?
 
+        @Flag(help: "Record each bot's matches in the history database ($XDG_DATA_HOME/eggs/history.sqlite) as they end.")
+        var history = false
+
         @Flag(help: "Print nothing per finished game (by default each bot prints one line a game).")
         var quiet = false
 
@@ -286,6 +289,9 @@ extension EggsCommand {
             }
             // However the run ends (its end, an error, SIGINT or SIGTERM), each engine's process group ends with it.
             defer { EngineProcess.close(engines) }
+            // One recorder for every bot of the process; a bad database is one line on stderr.
+            let recorder = history ? HistoryRecorder { FileHandleOutput.stderr("eggs-tui: \($0)") } : nil
+            defer { recorder?.finish() }
             var bots: [BotPeer] = []
             for index in 0..<(count + spectators) {
                 let spectator = index >= count
@@ -302,6 +308,7 @@ extension EggsCommand {
                 } catch let error as MulticastSocketError {
                     throw CommandFailure.badInput(error.description)
                 }
+                peer.history = recorder
                 bots.append(BotPeer(peer: peer, level: level, seed: baseSeed &+ UInt64(index), settings: matchSettings,
                                     playersWanted: players, gamesMax: games, spectator: spectator,
                                     engine: spectator || engines.isEmpty ? nil : engines[index]))

@@ -11,7 +11,7 @@ struct EggsCommand: ParsableCommand {
         abstract: "A falling-egg puzzle game for the terminal, played peer to peer on a LAN.",
         discussion: ManualText.discussion,
         version: EggsCommand.version,
-        subcommands: [Play.self, Bot.self, Replay.self, Soak.self, Resolve.self, BotEval.self],
+        subcommands: [Play.self, Bot.self, Replay.self, Soak.self, Resolve.self, BotEval.self, History.self],
         defaultSubcommand: Play.self
     )
 }

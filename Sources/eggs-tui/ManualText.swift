@@ -23,10 +23,11 @@ enum ManualText {
         flags win; a bad file exits 2 naming its line. $XDG_CONFIG_HOME/eggs/keys: older \
         key bindings, lines 'action = key'. $XDG_STATE_HOME/eggs/ (default \
         ~/.local/state/eggs/): message logs (<peer>-<time>.jsonl, JSON Lines) and the \
-        diagnostics log eggs-tui.log.
+        diagnostics log eggs-tui.log. $XDG_DATA_HOME/eggs/history.sqlite (default \
+        ~/.local/share/eggs/history.sqlite): the match history (eggs-tui history).
 
         ENVIRONMENT: EGGS_PASSPHRASE authenticates every datagram (as --passphrase); NO_COLOR \
-        draws without colours; XDG_CONFIG_HOME and XDG_STATE_HOME move the files above.
+        draws without colours; XDG_CONFIG_HOME, XDG_STATE_HOME and XDG_DATA_HOME move the files above.
 
         EXIT STATUS: 0 success; 1 a failure the run detected (a desync, a stall, a checkpoint \
         that does not match); 2 bad usage or bad input (a bad flag, a corrupt log, a bad \

@@ -38,6 +38,13 @@ final class NetPeer: @unchecked Sendable {
     private var host: PeerHost!
     private var node: MatchNode
     private let log: LogFile
+    /// Keys the log's digest (for the history's import of it).
+    private let logPassphrase: String?
+    /// Records each match into the history database when it ends (and an abandoned one at
+    /// close), off the game loop; nil records nothing. Set before the peer plays.
+    var history: HistoryRecorder?
+    /// A match started and did not end yet (recorded as abandoned at close).
+    private var matchOpen = false
     private var isClosed = false
     private var recentEvents = Deque<MatchEvent>()
     /// Pauses of this process the core found (how long it was away), for the screen.
@@ -72,7 +79,8 @@ final class NetPeer: @unchecked Sendable {
         var config = MatchPeerConfig(id: id, name: options.name, role: options.role, voteSeed: generator.next())
         config.rules = options.rules
         node = MatchNode(peer: MatchPeer(config: config))
-        log = try LogFile(path: options.logPath, sealed: true, passphrase: options.logPassphrase ?? options.net.passphrase)
+        logPassphrase = options.logPassphrase ?? options.net.passphrase
+        log = try LogFile(path: options.logPath, sealed: true, passphrase: logPassphrase)
         log.write(MessageLog.header(peer: id, room: options.net.room, rules: options.rules, startingHeight: options.startingHeight))
         host = try PeerHost(config: options.net, options: options.multicast, group: group) { [unowned self] event, core, now in
             self.received(event, core: core, now: now)
@@ -156,6 +164,8 @@ final class NetPeer: @unchecked Sendable {
         withMatch { match, _ in match.leave() }
         host.close()
         host.withCore { _ in log.finish(atMicroseconds: Int64(MonotonicClock.wallMicroseconds())) }
+        // The match left unfinished is recorded as abandoned (the log is whole now).
+        if matchOpen { history?.record(logPath: logPath, passphrase: logPassphrase, flush: {}) }
     }
 
     /// Set once the message log could not be written ("cannot write the log '<path>': <error>"):
@@ -196,6 +206,15 @@ final class NetPeer: @unchecked Sendable {
             if case .gameOver(_, let winner) = event, role == .spectator || node.peer.match?.players.contains(id) ?? true {
                 gamesOver += 1
                 if winner == id { wins += 1 }
+            }
+            switch event {
+            case .matchStarted: matchOpen = true
+            case .matchOver:
+                matchOpen = false
+                // Only queued here (under the host's lock): the recorder's thread waits for the
+                // log's writer, then imports what the log holds.
+                history?.record(logPath: logPath, passphrase: logPassphrase) { [log] in log.flush() }
+            default: break
             }
             if recentEvents.count >= 1_024 { recentEvents.removeFirst() }
             recentEvents.append(event)

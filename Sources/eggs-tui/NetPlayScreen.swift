@@ -229,6 +229,11 @@ final class NetPlayScreen: Screen {
             show(other == peer.id ? "Another peer is using your ID \(other.hex): the room refuses it"
                                   : "Two peers use the ID \(other.hex): the newcomer is refused")
         }
+        // The history's one warning line (a locked, full, read-only or corrupt database).
+        for warning in peer.history?.takeWarnings() ?? [] {
+            changed = true
+            show(warning)
+        }
         for away in peer.takePauses() {
             changed = true
             rejoinAfterPause = away
@@ -572,6 +577,12 @@ final class NetPlayScreen: Screen {
             let link = id == peer.id ? "" : (linkText(id) ?? "")
             term.put(row, 2, "\(id.hex.suffix(idWidth))  \(pad(label, nameWidth))  \(pad(role, 10))  \(pad(mark, 5))  \(pad(version, 7))  \(link)",
                      pair: id == peer.id ? Terminal.pairAccent : 0)
+            row += 1
+        }
+        // Each peer you have played, as your history rates it ("bob 1620 ±80, 7-5 with you").
+        let others = (match.view?.members ?? []).filter { $0 != peer.id }.compactMap { match.lobby[$0]?.name }
+        for line in peer.history?.headToHeadLines(names: others) ?? [] {
+            term.put(row, 2, line)
             row += 1
         }
         for (id, version) in incompatible.sorted(by: { $0.key < $1.key }) {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Consensus
 import EggBot
 import EggGame
+import Logging
 import NIOPosix
 import PeerNet
 import PeerNetUDP
@@ -147,7 +148,15 @@ extension EggsCommand {
             } catch let error as MulticastSocketError {
                 throw CommandFailure.badInput(error.description)
             }
-            defer { peer.close() }
+            // Every match is recorded in the history when it ends, off the game loop; a bad
+            // database is one line in the status line and in the diagnostics log.
+            let historyLogger = Logger(label: "eggs.history")
+            let history = HistoryRecorder { historyLogger.warning("\($0)") }
+            peer.history = history
+            defer {
+                peer.close()
+                history.finish()
+            }
             let term = try Terminal(noColor: noColor)
             defer { term.restore() }
             let matchSettings = settings.matchSettings
@@ -168,6 +177,7 @@ extension EggsCommand {
             }
             peer.close()
             term.restore()
+            history.finish()
             if screen.ownIDInUse {
                 throw CommandFailure.badInput("ID \(peer.id.hex) is in use by another live peer in this room"
                                               + (network.id == nil ? "; run again (a new ID is drawn)" : ": give another --id"))

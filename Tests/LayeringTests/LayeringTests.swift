@@ -23,6 +23,8 @@ let layers: [String: Layer] = [
                        "the replicated match: no I/O, no NIO, no bots"),
     "EggSim": .only(["PeerNet", "Consensus", "EggGame", "EggPrimitives", "HeapModule", "Foundation"],
                     "the deterministic simulated network never imports NIO"),
+    "EggHistory": .only(["Consensus", "PeerNet", "EggGame", "GRDB", "Foundation", "Glibc"],
+                        "the match history: logs read through Consensus into SQLite (GRDB); no network, no terminal"),
     "CNcurses": .only([], "a system library's module map"),
     "eggs_tui": .anything("the program"),
     "EggTestSupport": .anything("what the test targets share"),
