@@ -106,7 +106,13 @@ struct OpenRoomAttackTests {
         let propose = Frame.propose(attempt: Wire.attemptMax, baseID: view.id, baseKey: view.key, members: view.members.map { id in
             network.node(id).member
         })
-        network.inject(forge(propose, from: b.peerID, incarnation: b.incarnation, to: a), to: a.peerID)
+        // Multicast: every member gets it (b drops it as its own echo).
+        for node in network.nodes where node.peerID != b.peerID {
+            network.inject(forge(propose, from: b.peerID, incarnation: b.incarnation, to: node), to: node.peerID)
+        }
+        // Far beyond any attempt seen: rejected, nobody frozen in it.
+        #expect(a.core!.participation == nil, "a is not frozen in the forged ballot")
+        #expect(a.core!.stats.ballotsOutOfBounds == 1)
         // A member crashes: the group must still agree on a view without it.
         network.crash(Self.id(3))
         network.run(forNanoseconds: 15 * seconds)
