@@ -58,6 +58,12 @@ struct KeyMap {
         return seen.filter { $0.actions.count > 1 }
     }
 
+    /// Every key bound to `action`, as the help overlay lists them ("←/h").
+    func labels(_ action: KeyAction) -> String {
+        let keys = bindings[action] ?? []
+        return keys.isEmpty ? "-" : keys.map(Self.name(of:)).joined(separator: "/")
+    }
+
     /// The label a hint shows for a rotate key: its first character key when it has one (so
     /// "z/x rotate" names both rotations even though ↑ also turns clockwise), else its first key.
     func rotateLabel(_ action: KeyAction) -> String {
@@ -69,7 +75,7 @@ struct KeyMap {
     }
 
     /// The key hints of a player in a game: moves, both rotations, drops, then pause (practice
-    /// only) and quit.
+    /// only), help and quit.
     func playHints(pause: Bool) -> String {
         var parts = [
             "\(label(.left))/\(label(.right)) move",
@@ -78,6 +84,7 @@ struct KeyMap {
             "\(label(.hardDrop)) hard drop",
         ]
         if pause { parts.append("\(label(.pause)) pause") }
+        parts.append(HelpOverlay.hint)
         parts.append("\(label(.quit)) \(pause ? "quit" : "leave")")
         return parts.joined(separator: "  ")
     }

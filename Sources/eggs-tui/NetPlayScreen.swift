@@ -16,6 +16,8 @@ final class NetPlayScreen: Screen {
     private var settings: MatchSettings
     private var practiceLevel: BotLevel = .medium
     private var confirmingQuit = false
+    /// The help overlay is open; the match goes on underneath (ticks and deliveries as ever).
+    private var helpShown = false
     private var banner: String?
     private var bannerTicks = 0
     private var desyncs: [Desync] = []
@@ -109,6 +111,11 @@ final class NetPlayScreen: Screen {
             confirmingQuit = false
             return
         }
+        if helpShown {
+            // Any key closes the overlay, and does nothing else.
+            helpShown = false
+            return
+        }
         let action = keys.action(for: key)
         if results != nil, !resultsPending {
             // The results stay until a key: quit leaves, ready asks for a rematch, any other
@@ -118,6 +125,10 @@ final class NetPlayScreen: Screen {
             if action == .ready, !spectator {
                 peer.withMatch { match, now in match.markReady(now: now) }
             }
+            return
+        }
+        if HelpOverlay.opens(key, keys: keys) {
+            helpShown = true
             return
         }
         let spectator = self.spectator, holding = self.holding
@@ -416,6 +427,14 @@ final class NetPlayScreen: Screen {
 
     func draw(on term: Terminal) {
         let screen = peer.screenState()
+        drawScreen(screen, on: term)
+        guard helpShown else { return }
+        let match = screen.match
+        let place: HelpOverlay.Place = match.match == nil ? .lobby : .networkMatch(spectator: spectator)
+        HelpOverlay.draw(place: place, keys: keys, rules: match.match?.settings.ruleSet ?? match.roomSettings.ruleSet, on: term)
+    }
+
+    private func drawScreen(_ screen: NetPeer.ScreenState, on term: Terminal) {
         let match = screen.match
         links = screen.links
         lobbyNames = match.lobby.mapValues(\.name)
@@ -611,9 +630,9 @@ final class NetPlayScreen: Screen {
             term.put(bottom, 0, banner, bold: true)
         } else if match.match != nil {
             // A spectator has no moves: only its own key is shown.
-            term.put(bottom, 0, spectator ? "watching  \(keys.label(.quit)) leave" : keys.playHints(pause: false))
+            term.put(bottom, 0, spectator ? "watching  \(HelpOverlay.hint)  \(keys.label(.quit)) leave" : keys.playHints(pause: false))
         } else {
-            term.put(bottom, 0, "\(keys.label(.quit)): quit")
+            term.put(bottom, 0, "?: help   \(keys.label(.quit)): quit")
         }
     }
 

@@ -65,7 +65,8 @@ extension EggsCommand {
             abstract: "Play in the terminal: a lobby of the peers in the room, or practice against a local bot.",
             discussion: """
                 Keys: arrows or h/j/k/l move (down drops faster), z/x or up rotate, space hard drops, \
-                p pauses a practice match, q leaves (asks first during a match). \
+                p pauses a practice match, q leaves (asks first during a match), ? shows the keys and the rules \
+                in every screen (any key closes it). \
                 In the lobby: r or enter marks you ready (again: not ready), s changes the speed, c the colours, g the games \
                 per match, h the starting height (sfe) of the room's settings (for everyone; it clears every ready mark), b starts a practice match \
                 against a local bot and l picks its level, n starts the match now with the ready players (allowed 30 s \

@@ -12,7 +12,7 @@ extension EggsCommand {
             abstract: "Play a recorded match back from any peer's message log, or verify it.",
             discussion: """
                 Keys during playback: space pauses, . steps one message while paused, + and - change \
-                the speed, n seeks to the next game, q quits. --verify replays headless, checks every \
+                the speed, n seeks to the next game, ? shows the keys and the rules, q quits. --verify replays headless, checks every \
                 checkpoint, every line's digest and the delivery order (per sender one seq after \
                 another, senders members of their view, views moving forward) and prints one JSON line: exit 0 when all match, 1 naming \
                 a checkpoint mismatch, 2 naming the first damaged line (an edited, missing, duplicated, \
