@@ -13,6 +13,8 @@ final class NetPlayScreen: Screen {
     private let room: String
     private let name: String
     private let spectator: Bool
+    /// Whether the room has a passphrase (a private room) or not (an open room).
+    private let privateRoom: Bool
     private var settings: MatchSettings
     private var practiceLevel: BotLevel = .medium
     private var confirmingQuit = false
@@ -59,8 +61,10 @@ final class NetPlayScreen: Screen {
     private(set) var practiceRequested: BotLevel?
     var finished: Bool { quit || practiceRequested != nil }
 
-    init(peer: NetPeer, room: String, name: String, spectator: Bool, settings: MatchSettings, keys: KeyMap, unicode: Bool) {
+    init(peer: NetPeer, room: String, name: String, spectator: Bool, settings: MatchSettings, keys: KeyMap, unicode: Bool,
+         privateRoom: Bool = false) {
         self.peer = peer
+        self.privateRoom = privateRoom
         self.room = room
         self.name = name
         self.spectator = spectator
@@ -540,8 +544,15 @@ final class NetPlayScreen: Screen {
     }
 
     private func drawLobby(_ match: MatchPeer, net: PeerNetStats, status: PeerNetStatus, incompatible: [PeerID: UInt16], on term: Terminal) {
-        let me = term.columns >= 100 ? "\(name) (\(peer.id.hex))" : name
-        term.put(0, 0, "eggs — lobby of room '\(room)' — you are \(me)", bold: true)
+        // The room's kind: open (no passphrase) or private; the title shortens rather than cut.
+        let kind = privateRoom ? "private room" : "open room"
+        let titles = (term.columns >= 100 ? ["eggs — lobby of room '\(room)' (\(kind)) — you are \(name) (\(peer.id.hex))"] : []) + [
+            "eggs — lobby of room '\(room)' (\(kind)) — you are \(name)",
+            "eggs — room '\(room)' (\(kind)) — you are \(name)",
+            "room '\(room)' (\(kind)) — \(name)",
+            "'\(room)' (\(kind))",
+        ]
+        term.put(0, 0, Self.fitting(titles, width: term.columns), bold: true)
         let state: String
         switch status {
         case .joining: state = "looking for peers…"
@@ -585,6 +596,7 @@ final class NetPlayScreen: Screen {
         row = putWrapped(row, "  rules \(applied.ruleSet.name)\(height)", on: term)
         let now = MonotonicClock.now()
         let readyCount = match.readyMarks.values.filter { $0 }.count
+        if let next = nextStep(match) { row = putWrapped(row, next, on: term, bold: true) }
         switch match.lobbyCountdown(now: now) {
         case .starting?:
             row = putWrapped(row, "Starting the match…", on: term, bold: true)
@@ -605,6 +617,36 @@ final class NetPlayScreen: Screen {
             _ = putWrapped(row, "\(keys.label(.ready)): \(readyHint)\(startNow)   s: speed   c: colours   g: games\(match.roomSettings.ruleSet.startingHeights.count > 1 ? "   h: height" : "")   b: practice vs a local \(practiceLevel.rawValue) bot (l: level)", on: term,
                            bold: match.isMarkedReady)
         }
+    }
+
+    /// What this player does next in the lobby, in one sentence; nil when the countdown's line says it.
+    private func nextStep(_ match: MatchPeer) -> String? {
+        let members = match.view?.members ?? []
+        let ready = match.readyMarks
+        let others = members.filter { $0 != peer.id && match.lobby[$0]?.role == .player }
+        let share = "share room '\(room)'" + (privateRoom ? " and its passphrase" : "")
+        if spectator {
+            return others.count < 2 ? "Waiting for players: a match needs two; \(share)." : nil
+        }
+        if others.isEmpty {
+            return "Waiting for players: \(share), or b to practise against a bot meanwhile."
+        }
+        let readyKey = keys.label(.ready)
+        if !match.isMarkedReady {
+            let readyOthers = others.filter { ready[$0] == true }.count
+            return "Press \(readyKey) when you are ready to play; other players ready: \(readyOthers) of \(others.count)."
+        }
+        let waiting = others.filter { ready[$0] != true }
+        guard !waiting.isEmpty else { return nil }
+        let names = waiting.prefix(3).map(displayName).joined(separator: ", ") + (waiting.count > 3 ? " and \(waiting.count - 3) more" : "")
+        return "You are ready; waiting for \(names) to get ready (\(readyKey) again: not ready)."
+    }
+
+    /// The first of `candidates` that fits in `width` characters, else the last one cut to it with "…".
+    static func fitting(_ candidates: [String], width: Int) -> String {
+        if let fit = candidates.first(where: { $0.count <= width }) { return fit }
+        let last = candidates.last ?? ""
+        return width > 1 ? String(last.prefix(width - 1)) + "…" : String(last.prefix(max(0, width)))
     }
 
     /// "3 s": whole seconds left, rounded up.
@@ -630,7 +672,7 @@ final class NetPlayScreen: Screen {
             term.put(bottom, 0, banner, bold: true)
         } else if match.match != nil {
             // A spectator has no moves: only its own key is shown.
-            term.put(bottom, 0, spectator ? "watching  \(HelpOverlay.hint)  \(keys.label(.quit)) leave" : keys.playHints(pause: false))
+            term.put(bottom, 0, spectator ? "watching  \(keys.label(.quit)) leave  \(HelpOverlay.hint)" : keys.playHints(pause: false))
         } else {
             term.put(bottom, 0, "?: help   \(keys.label(.quit)): quit")
         }

@@ -153,7 +153,8 @@ extension EggsCommand {
             defer { term.restore() }
             let matchSettings = settings.matchSettings
             let screen = NetPlayScreen(peer: peer, room: network.room, name: playerName, spectator: spectate,
-                                       settings: matchSettings, keys: keyMap, unicode: term.unicode)
+                                       settings: matchSettings, keys: keyMap, unicode: term.unicode,
+                                       privateRoom: network.effectivePassphrase != nil)
             while true {
                 GameLoop.run(screen, on: term)
                 guard let level = screen.practiceRequested, !screen.quit, Terminal.interrupted == 0 else { break }
