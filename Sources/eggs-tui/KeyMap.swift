@@ -76,17 +76,16 @@ struct KeyMap {
 
     /// The key hints of a player in a game: moves, both rotations, drops, then pause (practice
     /// only), help and quit.
-    func playHints(pause: Bool) -> String {
-        var parts = [
-            "\(label(.left))/\(label(.right)) move",
-            "\(rotateLabel(.rotateCCW))/\(rotateLabel(.rotateCW)) rotate",
-            "\(label(.softDrop)) drop",
-            "\(label(.hardDrop)) hard drop",
+    /// Narrower than `width`, the moves shorten (the actions' names go), never the rest.
+    func playHints(pause: Bool, width: Int = .max) -> String {
+        let move = "\(label(.left))/\(label(.right))", rotate = "\(rotateLabel(.rotateCCW))/\(rotateLabel(.rotateCW))"
+        let tail = (pause ? ["\(label(.pause)) pause"] : []) + [HelpOverlay.hint, "\(label(.quit)) \(pause ? "quit" : "leave")"]
+        let forms = [
+            ["\(move) move", "\(rotate) rotate", "\(label(.softDrop)) drop", "\(label(.hardDrop)) hard drop"],
+            ["\(move) move", "\(rotate) rotate", "\(label(.softDrop))/\(label(.hardDrop)) drop"],
+            ["\(move) \(rotate) \(label(.softDrop)) \(label(.hardDrop))"],
         ]
-        if pause { parts.append("\(label(.pause)) pause") }
-        parts.append(HelpOverlay.hint)
-        parts.append("\(label(.quit)) \(pause ? "quit" : "leave")")
-        return parts.joined(separator: "  ")
+        return GameLoop.fitting(forms.map { ($0 + tail).joined(separator: "  ") }, width: width)
     }
 
     /// Applies `action=key` pairs separated by commas or newlines; `#` starts a comment.

@@ -198,7 +198,7 @@ final class NetPlayScreen: Screen {
             // Start now with the ready players (allowed 30 s after the first ready, two ready).
             guard !spectator else { return .none }
             if !match.startNow(now: now) {
-                return .notice("Not yet: a ready player may start 30 s after the first ready, once two players are ready.")
+                return .notice("Not yet: n works 30 s after the first ready, with two players ready.")
             }
             return .none
         case .character("l"), .character("b"):
@@ -452,7 +452,8 @@ final class NetPlayScreen: Screen {
             let count = max(2, final.mirrors.count)
             if !MatchView.fits(count: count, columns: term.columns, rows: term.rows),
                GameLoop.drawTooSmall(on: term, columns: min(count, 2) * MatchView.fullWidth, rows: MatchView.minimumRows) { return }
-            term.put(0, 0, "eggs — room \(room) — game \(finalGameNumber) over", bold: true)
+            term.put(0, 0, GameLoop.fitting(["eggs — room \(room) — game \(finalGameNumber) over", "eggs — game \(finalGameNumber) over"],
+                                            width: term.columns), bold: true)
             var order = final.mirrors.keys.sorted()
             if let me = order.firstIndex(of: peer.id) { order.insert(order.remove(at: me), at: 0) }
             let panels = order.map { id -> PlayerPanel in
@@ -483,7 +484,8 @@ final class NetPlayScreen: Screen {
     }
 
     private func drawMatch(_ match: MatchPeer, state: MatchState, on term: Terminal) {
-        term.put(0, 0, "eggs — room \(room) — game \(state.gamesPlayed + 1), best of \(state.settings.gamesPerMatch), speed \(state.settings.speed)", bold: true)
+        let game = "game \(state.gamesPlayed + 1), best of \(state.settings.gamesPerMatch), speed \(state.settings.speed)"
+        term.put(0, 0, GameLoop.fitting(["eggs — room \(room) — \(game)", "eggs — \(game)", game], width: term.columns), bold: true)
         let present = Set(match.view?.members ?? [])
         var order = state.players
         if let me = order.firstIndex(of: peer.id) { order.insert(order.remove(at: me), at: 0) }
@@ -552,7 +554,7 @@ final class NetPlayScreen: Screen {
             "room '\(room)' (\(kind)) — \(name)",
             "'\(room)' (\(kind))",
         ]
-        term.put(0, 0, Self.fitting(titles, width: term.columns), bold: true)
+        term.put(0, 0, GameLoop.fitting(titles, width: term.columns), bold: true)
         let state: String
         switch status {
         case .joining: state = "looking for peers…"
@@ -562,10 +564,14 @@ final class NetPlayScreen: Screen {
         case .left: state = "left"
         }
         term.put(1, 0, "network: \(state)")
-        // Below 100 columns the peer column shows the ID's last 8 hex digits and names get 16.
+        // The name column is as wide as the longest name with " (you)" (names are at most 24
+        // bytes); below 100 columns the peer column shows the ID's last 8 hex digits and the
+        // version column is narrower, so 80 columns hold every line whole.
         let wide = term.columns >= 100
-        let idWidth = wide ? 16 : 8, nameWidth = wide ? 24 : 16
-        term.put(3, 2, "\(pad("peer", idWidth))  \(pad("name", nameWidth))  role        ready  version  rtt/loss", bold: true)
+        let idWidth = wide ? 16 : 8, versionWidth = wide ? 7 : 4
+        let labels = (match.view?.members ?? []).map { (match.lobby[$0]?.name ?? "…") + ($0 == peer.id ? " (you)" : "") }
+        let nameWidth = min(30, max(4, labels.map(\.count).max() ?? 4))
+        term.put(3, 2, "\(pad("peer", idWidth))  \(pad("name", nameWidth))  \(pad("role", 9))  ready  \(pad(wide ? "version" : "ver", versionWidth))  rtt/loss", bold: true)
         var row = 4
         let ready = match.readyMarks
         for id in match.view?.members ?? [] {
@@ -575,7 +581,7 @@ final class NetPlayScreen: Screen {
             let version = hello.map { "v\($0.protocolVersion)" } ?? "?"
             let label = (hello?.name ?? "…") + (id == peer.id ? " (you)" : "")
             let link = id == peer.id ? "" : (linkText(id) ?? "")
-            term.put(row, 2, "\(id.hex.suffix(idWidth))  \(pad(label, nameWidth))  \(pad(role, 10))  \(pad(mark, 5))  \(pad(version, 7))  \(link)",
+            term.put(row, 2, "\(id.hex.suffix(idWidth))  \(pad(label, nameWidth))  \(pad(role, 9))  \(pad(mark, 5))  \(pad(version, versionWidth))  \(link)",
                      pair: id == peer.id ? Terminal.pairAccent : 0)
             row += 1
         }
@@ -642,13 +648,6 @@ final class NetPlayScreen: Screen {
         return "You are ready; waiting for \(names) to get ready (\(readyKey) again: not ready)."
     }
 
-    /// The first of `candidates` that fits in `width` characters, else the last one cut to it with "…".
-    static func fitting(_ candidates: [String], width: Int) -> String {
-        if let fit = candidates.first(where: { $0.count <= width }) { return fit }
-        let last = candidates.last ?? ""
-        return width > 1 ? String(last.prefix(width - 1)) + "…" : String(last.prefix(max(0, width)))
-    }
-
     /// "3 s": whole seconds left, rounded up.
     static func seconds(_ nanoseconds: UInt64) -> String { "\((nanoseconds + 999_999_999) / 1_000_000_000) s" }
 
@@ -672,7 +671,7 @@ final class NetPlayScreen: Screen {
             term.put(bottom, 0, banner, bold: true)
         } else if match.match != nil {
             // A spectator has no moves: only its own key is shown.
-            term.put(bottom, 0, spectator ? "watching  \(keys.label(.quit)) leave  \(HelpOverlay.hint)" : keys.playHints(pause: false))
+            term.put(bottom, 0, spectator ? "watching  \(keys.label(.quit)) leave  \(HelpOverlay.hint)" : keys.playHints(pause: false, width: term.columns))
         } else {
             term.put(bottom, 0, "?: help   \(keys.label(.quit)): quit")
         }

@@ -170,7 +170,12 @@ final class PracticeScreen: Screen {
         }
         let game = match.gamesPlayed + (match.isOver || holdTicks > 0 ? 0 : 1)
         let ticks = holdTicks > 0 || match.isOver ? 0 : match.gameTicks
-        term.put(0, 0, "eggs — practice against the \(level.rawValue) bot — game \(game) — \(Self.clock(ticks: ticks))", bold: true)
+        let clock = Self.clock(ticks: ticks)
+        term.put(0, 0, GameLoop.fitting([
+            "eggs — practice against the \(level.rawValue) bot — game \(game) — \(clock)",
+            "eggs — practice vs \(level.rawValue) bot — game \(game) — \(clock)",
+            "practice — game \(game) — \(clock)",
+        ], width: term.columns), bold: true)
         let grids = finalGrids ?? match.grids
         let panels = (0..<2).map { seat in
             PlayerPanel(
@@ -196,7 +201,7 @@ final class PracticeScreen: Screen {
         } else if paused {
             term.put(bottom, 0, "Paused.  \(keys.label(.pause)): resume  \(HelpOverlay.hint)  \(keys.label(.quit)): quit", bold: true)
         } else {
-            term.put(bottom, 0, keys.playHints(pause: true))
+            term.put(bottom, 0, keys.playHints(pause: true, width: term.columns))
         }
     }
 }

@@ -118,7 +118,8 @@ final class ReplayScreen: Screen {
         tooSmall = GameLoop.drawTooSmall(on: term, columns: MatchView.minimumColumns, rows: MatchView.minimumRows)
         if tooSmall { return }
         let at = position < events.count ? "message \(position)/\(events.count)" : "end of log (\(events.count) messages)"
-        term.put(0, 0, "eggs replay — \(path)", bold: true)
+        let base = CastRecorder.baseName(path)
+        term.put(0, 0, GameLoop.fitting(["eggs replay — \(path)", "eggs replay — \(base)", base], width: term.columns), bold: true)
         if let match = replica.match {
             term.put(1, 0, "game \(match.gamesPlayed + 1), best of \(match.settings.gamesPerMatch)   \(at)   speed ×\(speed)\(paused ? "  PAUSED" : "")")
             let panels = match.players.map { id -> PlayerPanel in
@@ -141,7 +142,8 @@ final class ReplayScreen: Screen {
                 row += 1
             }
         }
-        var status = "space pause  . step  +/- speed  n next game  \(HelpOverlay.hint)  q quit"
+        var status = GameLoop.fitting(["space pause  . step  +/- speed  n next game  \(HelpOverlay.hint)  q quit",
+                                       "space . +/- n  \(HelpOverlay.hint)  q quit"], width: term.columns)
         if let desync = desyncs.last { status = "DESYNC: \(desync)" }
         else if let line = truncatedAt, position >= events.count { status = "The log is cut off at line \(line); replayed up to the last whole line.  q quit" }
         term.put(term.rows - 1, 0, status, pair: desyncs.isEmpty ? 0 : Terminal.pairAlert, bold: !desyncs.isEmpty)
