@@ -17,6 +17,9 @@ enum KeyAction: String, CaseIterable {
 /// `$XDG_CONFIG_HOME/eggs/keys` (lines `action = key`) replace an action's keys.
 struct KeyMap {
     private(set) var bindings: [KeyAction: [TerminalKey]]
+    /// Where each action's keys were set, when not by the defaults (the keys file, the config
+    /// file, `--keys`): a conflict names it.
+    private(set) var sources: [KeyAction: String] = [:]
 
     static let defaults: [KeyAction: [TerminalKey]] = [
         .left: [.left, .character("h")],
@@ -105,6 +108,7 @@ struct KeyMap {
             if !replaced.contains(action) {
                 bindings[action] = []
                 replaced.insert(action)
+                sources[action] = source
             }
             bindings[action, default: []].append(key)
         }
@@ -118,8 +122,11 @@ struct KeyMap {
         try map.apply(spec: Config.checked().keys.joined(separator: ","), source: Config.path())
         if let keysOption { try map.apply(spec: keysOption, source: "--keys") }
         if let conflict = map.conflicts().first {
+            // Name where the clashing bindings came from (the defaults never clash by themselves).
+            var named: [String] = []
+            for action in conflict.actions { if let source = map.sources[action], !named.contains(source) { named.append(source) } }
             throw CommandFailure.badInput(
-                "key '\(name(of: conflict.key))' is bound to both \(conflict.actions.map(\.rawValue).joined(separator: " and ")); bind it to one action (--keys or \(path))")
+                "key '\(name(of: conflict.key))' is bound to both \(conflict.actions.map(\.rawValue).joined(separator: " and ")); bind it to one action (in \(named.isEmpty ? path : named.joined(separator: " or ")))")
         }
         return map
     }
