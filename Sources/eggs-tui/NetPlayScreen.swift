@@ -651,10 +651,11 @@ final class NetPlayScreen: Screen {
     /// "3 s": whole seconds left, rounded up.
     static func seconds(_ nanoseconds: UInt64) -> String { "\((nanoseconds + 999_999_999) / 1_000_000_000) s" }
 
-    /// Writes `text` from `row`, indented by 2, word-wrapped to the terminal; returns the next row.
+    /// Writes `text` from `row`, indented by 2, word-wrapped short of the last column (a line that
+    /// reaches the edge reads as cut); returns the next row.
     private func putWrapped(_ row: Int, _ text: String, on term: Terminal, bold: Bool = false) -> Int {
         var next = row
-        for line in GameLoop.wrap(text, width: max(10, term.columns - 2)) {
+        for line in GameLoop.wrap(text, width: max(10, term.columns - 3)) {
             term.put(next, 2, line, bold: bold)
             next += 1
         }
