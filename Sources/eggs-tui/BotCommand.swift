@@ -245,7 +245,7 @@ extension EggsCommand {
         @Flag(help: "Record each bot's matches in the history database ($XDG_DATA_HOME/eggs/history.sqlite) as they end.")
         var history = false
 
-        @Flag(help: "Print nothing per finished game (by default each bot prints one line a game).")
+        @Flag(help: "Print nothing per finished game (by default each bot prints one line a game), and no progress line on a terminal.")
         var quiet = false
 
         @Option(parsing: .unconditional, help: "Seed of the bots' moves (default: random).")
@@ -322,6 +322,9 @@ extension EggsCommand {
             }
             var nextWatch = start.adding(milliseconds: 100)
             var stalled: String?
+            // On a terminal: one progress line on stderr, redrawn in place at most 4 times a second.
+            var progress = !quiet && isatty(STDERR_FILENO) == 1 ? BotProgressLine() : nil
+            defer { progress?.clear() }
             while !StopSignals.stopRequested {
                 let now = MonotonicClock.now()
                 if now >= nextWatch {
@@ -359,13 +362,15 @@ extension EggsCommand {
                         if let summary { try? BotReport.write(reports, to: summary) }
                         throw error
                     }
-                    if !quiet { for bot in bots { bot.printFinishedGames() } }
+                    if !quiet { for bot in bots { bot.printFinishedGames { progress?.clear() } } }
+                    progress?.update(bots, elapsedNanoseconds: now.nanoseconds - start.nanoseconds)
                     nextTick += GameLoop.tickNanoseconds
                     if nextTick < now.nanoseconds { nextTick = now.nanoseconds + GameLoop.tickNanoseconds }
                 }
                 let sleepNanos = nextTick > MonotonicClock.now().nanoseconds ? nextTick - MonotonicClock.now().nanoseconds : 0
                 if sleepNanos > 0 { usleep(UInt32(min(sleepNanos / 1_000, 100_000))) }
             }
+            progress?.clear()
             if !quiet { for bot in bots { bot.printFinishedGames() } }
             let reports = bots.map { BotReport(bot: $0) }
             for bot in bots { bot.peer.close() }
@@ -381,6 +386,34 @@ extension EggsCommand {
             if path.hasSuffix(".jsonl") { return String(path.dropLast(6)) + "-\(id.hex).jsonl" }
             return path + "-\(id.hex)"
         }
+    }
+}
+
+/// `bot` on a terminal: one line on stderr (the game, the time, the wins), redrawn in place at
+/// most 4 times a second and cleared before a game's line is printed and at the end.
+struct BotProgressLine {
+    private var shown = false
+    private var last: UInt64 = 0
+    private var text = ""
+
+    mutating func update(_ bots: [BotPeer], elapsedNanoseconds: UInt64) {
+        guard !shown || elapsedNanoseconds >= last + 250_000_000 else { return }
+        let games = bots.map(\.peer.gamesOver).max() ?? 0
+        let wins = bots.filter { !$0.isSpectator }.map { "\($0.peer.id.hex.suffix(4)) \($0.peer.wins)" }.joined(separator: ", ")
+        let line = "game \(games + 1) · \(PracticeScreen.clock(ticks: Int(elapsedNanoseconds / 1_000_000_000) * 60)) · wins: \(wins.isEmpty ? "-" : wins)"
+        last = elapsedNanoseconds
+        guard line != text || !shown else { return }
+        text = line
+        shown = true
+        FileHandleOutput.writeAll(STDERR_FILENO, "\r\u{1B}[K" + (isatty(STDERR_FILENO) == 1 ? line : ""))
+    }
+
+    /// Takes the line off the terminal (before other output, and at the end).
+    mutating func clear() {
+        guard shown else { return }
+        FileHandleOutput.writeAll(STDERR_FILENO, "\r\u{1B}[K")
+        shown = false
+        text = ""
     }
 }
 

@@ -5,7 +5,8 @@ extension BotPeer {
     /// Prints one line on stdout for each game that ended since the last call:
     /// `0000000000000100 game 3: won`, `… game 4: lost (winner 0000000000000101)`, `… game 5: draw`;
     /// a spectator, or a bot not playing that game: `… game 6: watched (winner …)`.
-    func printFinishedGames() {
+    /// `beforeLine` runs before each line (the progress line is taken off the terminal).
+    func printFinishedGames(beforeLine: () -> Void = {}) {
         for event in peer.takeEvents() {
             switch event {
             case .matchStarted(_, let players):
@@ -20,6 +21,7 @@ extension BotPeer {
                 } else {
                     result = "draw"
                 }
+                beforeLine()
                 FileHandleOutput.stdout("\(peer.id.hex) game \(gamesPrinted): \(result)")
             default:
                 break

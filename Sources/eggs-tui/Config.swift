@@ -75,7 +75,13 @@ struct Config: Equatable {
         do {
             table = try TOMLTable(string: text)
         } catch let error as TOMLParseError {
-            throw .badInput("\(source): line \(error.source.begin.line): \(error.description)")
+            // A value of a known key that does not parse (`room = friday`) is said as what the
+            // key wants; other syntax errors as TOMLKit words them.
+            let line = error.source.begin.line
+            if let (section, key) = KeyLines.entry(atLine: line, in: text), let wanted = expected(key: key, section: section) {
+                throw .badInput("\(source): line \(line): \(key): \(wanted)")
+            }
+            throw .badInput("\(source): line \(line): \(error.description)")
         } catch {
             throw .badInput("\(source): \(error)")
         }
@@ -114,6 +120,22 @@ struct Config: Equatable {
             }
         }
         return config
+    }
+
+    /// What the value of `key` in `section` ("" for the top level) must be, as errors say it.
+    static func expected(key: String, section: String) -> String? {
+        if section == "keys" {
+            return KeyAction(rawValue: key) != nil ? "a key name in quotes, or a list of them in brackets" : nil
+        }
+        guard section.isEmpty else { return nil }
+        switch key {
+        case "name", "room", "interface", "group": return "a string in quotes"
+        case "port": return "a whole number from 1 to 65535"
+        case "colors": return "a whole number: 4, 5 or 6"
+        case "color": return "true or false"
+        case "keys": return "a table: [keys] then lines action = \"key\""
+        default: return nil
+        }
     }
 
     private static func string(
@@ -178,6 +200,19 @@ private struct KeyLines {
             let key = line[..<equals].trimmingCharacters(in: " \t\"'")
             if keys[section + "\u{0}" + key] == nil { keys[section + "\u{0}" + key] = number }
         }
+    }
+
+    /// The section ("" for the top level) and key of the `key = value` line `number` of `text`.
+    static func entry(atLine number: Int, in text: String) -> (section: String, key: String)? {
+        var section = ""
+        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = raw.trimmingCharacters(in: " \t\r")
+            if line.hasPrefix("[") { section = line.trimmingCharacters(in: "[] \t") }
+            guard index + 1 == number else { continue }
+            guard !line.hasPrefix("["), let equals = line.firstIndex(of: "=") else { return nil }
+            return (section, line[..<equals].trimmingCharacters(in: " \t\"'"))
+        }
+        return nil
     }
 
     /// The line of `key` in `section` (nil: the top level), else of a `[key]` header, else 1.

@@ -112,6 +112,14 @@ enum GameLoop {
         return true
     }
 
+    /// The first of `candidates` that fits in `width` characters (titles and key hints shorten
+    /// rather than cut), else the last one cut to it with "…".
+    static func fitting(_ candidates: [String], width: Int) -> String {
+        if let fit = candidates.first(where: { $0.count <= width }) { return fit }
+        let last = candidates.last ?? ""
+        return width > 1 ? String(last.prefix(width - 1)) + "…" : String(last.prefix(max(0, width)))
+    }
+
     /// Splits `text` into lines of at most `width` characters at spaces (a longer word is cut).
     static func wrap(_ text: String, width: Int) -> [String] {
         guard width > 0 else { return [] }

@@ -17,6 +17,9 @@ enum KeyAction: String, CaseIterable {
 /// `$XDG_CONFIG_HOME/eggs/keys` (lines `action = key`) replace an action's keys.
 struct KeyMap {
     private(set) var bindings: [KeyAction: [TerminalKey]]
+    /// Where each action's keys were set, when not by the defaults (the keys file, the config
+    /// file, `--keys`): a conflict names it.
+    private(set) var sources: [KeyAction: String] = [:]
 
     static let defaults: [KeyAction: [TerminalKey]] = [
         .left: [.left, .character("h")],
@@ -58,6 +61,12 @@ struct KeyMap {
         return seen.filter { $0.actions.count > 1 }
     }
 
+    /// Every key bound to `action`, as the help overlay lists them ("←/h").
+    func labels(_ action: KeyAction) -> String {
+        let keys = bindings[action] ?? []
+        return keys.isEmpty ? "-" : keys.map(Self.name(of:)).joined(separator: "/")
+    }
+
     /// The label a hint shows for a rotate key: its first character key when it has one (so
     /// "z/x rotate" names both rotations even though ↑ also turns clockwise), else its first key.
     func rotateLabel(_ action: KeyAction) -> String {
@@ -69,17 +78,17 @@ struct KeyMap {
     }
 
     /// The key hints of a player in a game: moves, both rotations, drops, then pause (practice
-    /// only) and quit.
-    func playHints(pause: Bool) -> String {
-        var parts = [
-            "\(label(.left))/\(label(.right)) move",
-            "\(rotateLabel(.rotateCCW))/\(rotateLabel(.rotateCW)) rotate",
-            "\(label(.softDrop)) drop",
-            "\(label(.hardDrop)) hard drop",
+    /// only), help and quit.
+    /// Narrower than `width`, the moves shorten (the actions' names go), never the rest.
+    func playHints(pause: Bool, width: Int = .max) -> String {
+        let move = "\(label(.left))/\(label(.right))", rotate = "\(rotateLabel(.rotateCCW))/\(rotateLabel(.rotateCW))"
+        let tail = (pause ? ["\(label(.pause)) pause"] : []) + [HelpOverlay.hint, "\(label(.quit)) \(pause ? "quit" : "leave")"]
+        let forms = [
+            ["\(move) move", "\(rotate) rotate", "\(label(.softDrop)) drop", "\(label(.hardDrop)) hard drop"],
+            ["\(move) move", "\(rotate) rotate", "\(label(.softDrop))/\(label(.hardDrop)) drop"],
+            ["\(move) \(rotate) \(label(.softDrop)) \(label(.hardDrop))"],
         ]
-        if pause { parts.append("\(label(.pause)) pause") }
-        parts.append("\(label(.quit)) \(pause ? "quit" : "leave")")
-        return parts.joined(separator: "  ")
+        return GameLoop.fitting(forms.map { ($0 + tail).joined(separator: "  ") }, width: width)
     }
 
     /// Applies `action=key` pairs separated by commas or newlines; `#` starts a comment.
@@ -99,6 +108,7 @@ struct KeyMap {
             if !replaced.contains(action) {
                 bindings[action] = []
                 replaced.insert(action)
+                sources[action] = source
             }
             bindings[action, default: []].append(key)
         }
@@ -112,8 +122,11 @@ struct KeyMap {
         try map.apply(spec: Config.checked().keys.joined(separator: ","), source: Config.path())
         if let keysOption { try map.apply(spec: keysOption, source: "--keys") }
         if let conflict = map.conflicts().first {
+            // Name where the clashing bindings came from (the defaults never clash by themselves).
+            var named: [String] = []
+            for action in conflict.actions { if let source = map.sources[action], !named.contains(source) { named.append(source) } }
             throw CommandFailure.badInput(
-                "key '\(name(of: conflict.key))' is bound to both \(conflict.actions.map(\.rawValue).joined(separator: " and ")); bind it to one action (--keys or \(path))")
+                "key '\(name(of: conflict.key))' is bound to both \(conflict.actions.map(\.rawValue).joined(separator: " and ")); bind it to one action (in \(named.isEmpty ? path : named.joined(separator: " or ")))")
         }
         return map
     }

@@ -13,6 +13,8 @@ final class NetPlayScreen: Screen {
     private let room: String
     private let name: String
     private let spectator: Bool
+    /// Whether the room has a passphrase (a private room) or not (an open room).
+    private let privateRoom: Bool
     private var settings: MatchSettings
     private var practiceLevel: BotLevel = .medium
     private var confirmingQuit = false
@@ -23,6 +25,8 @@ final class NetPlayScreen: Screen {
 
     /// Whole seconds of `nanoseconds`, rounded.
     static func seconds(_ nanoseconds: UInt64) -> UInt64 { (nanoseconds + 500_000_000) / 1_000_000_000 }
+    /// The help overlay is open; the match goes on underneath (ticks and deliveries as ever).
+    private var helpShown = false
     private var banner: String?
     private var bannerTicks = 0
     private var desyncs: [Desync] = []
@@ -64,8 +68,10 @@ final class NetPlayScreen: Screen {
     private(set) var practiceRequested: BotLevel?
     var finished: Bool { quit || practiceRequested != nil }
 
-    init(peer: NetPeer, room: String, name: String, spectator: Bool, settings: MatchSettings, keys: KeyMap, unicode: Bool) {
+    init(peer: NetPeer, room: String, name: String, spectator: Bool, settings: MatchSettings, keys: KeyMap, unicode: Bool,
+         privateRoom: Bool = false) {
         self.peer = peer
+        self.privateRoom = privateRoom
         self.room = room
         self.name = name
         self.spectator = spectator
@@ -116,6 +122,11 @@ final class NetPlayScreen: Screen {
             confirmingQuit = false
             return
         }
+        if helpShown {
+            // Any key closes the overlay, and does nothing else.
+            helpShown = false
+            return
+        }
         let action = keys.action(for: key)
         if results != nil, !resultsPending {
             // The results stay until a key: quit leaves, ready asks for a rematch, any other
@@ -125,6 +136,10 @@ final class NetPlayScreen: Screen {
             if action == .ready, !spectator {
                 peer.withMatch { match, now in match.markReady(now: now) }
             }
+            return
+        }
+        if HelpOverlay.opens(key, keys: keys) {
+            helpShown = true
             return
         }
         let spectator = self.spectator, holding = self.holding
@@ -190,7 +205,7 @@ final class NetPlayScreen: Screen {
             // Start now with the ready players (allowed 30 s after the first ready, two ready).
             guard !spectator else { return .none }
             if !match.startNow(now: now) {
-                return .notice("Not yet: a ready player may start 30 s after the first ready, once two players are ready.")
+                return .notice("Not yet: n works 30 s after the first ready, with two players ready.")
             }
             return .none
         case .character("l"), .character("b"):
@@ -446,6 +461,14 @@ final class NetPlayScreen: Screen {
 
     func draw(on term: Terminal) {
         let screen = peer.screenState()
+        drawScreen(screen, on: term)
+        guard helpShown else { return }
+        let match = screen.match
+        let place: HelpOverlay.Place = match.match == nil ? .lobby : .networkMatch(spectator: spectator)
+        HelpOverlay.draw(place: place, keys: keys, rules: match.match?.settings.ruleSet ?? match.roomSettings.ruleSet, on: term)
+    }
+
+    private func drawScreen(_ screen: NetPeer.ScreenState, on term: Terminal) {
         let match = screen.match
         links = screen.links
         lobbyNames = match.lobby.mapValues(\.name)
@@ -459,7 +482,8 @@ final class NetPlayScreen: Screen {
             let count = max(2, final.mirrors.count)
             if !MatchView.fits(count: count, columns: term.columns, rows: term.rows),
                GameLoop.drawTooSmall(on: term, columns: min(count, 2) * MatchView.fullWidth, rows: MatchView.minimumRows) { return }
-            term.put(0, 0, "eggs — room \(room) — game \(finalGameNumber) over", bold: true)
+            term.put(0, 0, GameLoop.fitting(["eggs — room \(room) — game \(finalGameNumber) over", "eggs — game \(finalGameNumber) over"],
+                                            width: term.columns), bold: true)
             var order = final.mirrors.keys.sorted()
             if let me = order.firstIndex(of: peer.id) { order.insert(order.remove(at: me), at: 0) }
             let panels = order.map { id -> PlayerPanel in
@@ -490,7 +514,8 @@ final class NetPlayScreen: Screen {
     }
 
     private func drawMatch(_ match: MatchPeer, state: MatchState, on term: Terminal) {
-        term.put(0, 0, "eggs — room \(room) — game \(state.gamesPlayed + 1), best of \(state.settings.gamesPerMatch), speed \(state.settings.speed)", bold: true)
+        let game = "game \(state.gamesPlayed + 1), best of \(state.settings.gamesPerMatch), speed \(state.settings.speed)"
+        term.put(0, 0, GameLoop.fitting(["eggs — room \(room) — \(game)", "eggs — \(game)", game], width: term.columns), bold: true)
         let present = Set(match.view?.members ?? [])
         var order = state.players
         if let me = order.firstIndex(of: peer.id) { order.insert(order.remove(at: me), at: 0) }
@@ -551,8 +576,15 @@ final class NetPlayScreen: Screen {
     }
 
     private func drawLobby(_ match: MatchPeer, net: PeerNetStats, status: PeerNetStatus, incompatible: [PeerID: UInt16], on term: Terminal) {
-        let me = term.columns >= 100 ? "\(name) (\(peer.id.hex))" : name
-        term.put(0, 0, "eggs — lobby of room '\(room)' — you are \(me)", bold: true)
+        // The room's kind: open (no passphrase) or private; the title shortens rather than cut.
+        let kind = privateRoom ? "private room" : "open room"
+        let titles = (term.columns >= 100 ? ["eggs — lobby of room '\(room)' (\(kind)) — you are \(name) (\(peer.id.hex))"] : []) + [
+            "eggs — lobby of room '\(room)' (\(kind)) — you are \(name)",
+            "eggs — room '\(room)' (\(kind)) — you are \(name)",
+            "room '\(room)' (\(kind)) — \(name)",
+            "'\(room)' (\(kind))",
+        ]
+        term.put(0, 0, GameLoop.fitting(titles, width: term.columns), bold: true)
         let state: String
         switch status {
         case .joining: state = "looking for peers…"
@@ -562,10 +594,14 @@ final class NetPlayScreen: Screen {
         case .left: state = "left"
         }
         term.put(1, 0, "network: \(state)")
-        // Below 100 columns the peer column shows the ID's last 8 hex digits and names get 16.
+        // The name column is as wide as the longest name with " (you)" (names are at most 24
+        // bytes); below 100 columns the peer column shows the ID's last 8 hex digits and the
+        // version column is narrower, so 80 columns hold every line whole.
         let wide = term.columns >= 100
-        let idWidth = wide ? 16 : 8, nameWidth = wide ? 24 : 16
-        term.put(3, 2, "\(pad("peer", idWidth))  \(pad("name", nameWidth))  role        ready  version  rtt/loss", bold: true)
+        let idWidth = wide ? 16 : 8, versionWidth = wide ? 7 : 4
+        let labels = (match.view?.members ?? []).map { (match.lobby[$0]?.name ?? "…") + ($0 == peer.id ? " (you)" : "") }
+        let nameWidth = min(30, max(4, labels.map(\.count).max() ?? 4))
+        term.put(3, 2, "\(pad("peer", idWidth))  \(pad("name", nameWidth))  \(pad("role", 9))  ready  \(pad(wide ? "version" : "ver", versionWidth))  rtt/loss", bold: true)
         var row = 4
         let ready = match.readyMarks
         for id in match.view?.members ?? [] {
@@ -575,7 +611,7 @@ final class NetPlayScreen: Screen {
             let version = hello.map { "v\($0.protocolVersion)" } ?? "?"
             let label = (hello?.name ?? "…") + (id == peer.id ? " (you)" : "")
             let link = id == peer.id ? "" : (linkText(id) ?? "")
-            term.put(row, 2, "\(id.hex.suffix(idWidth))  \(pad(label, nameWidth))  \(pad(role, 10))  \(pad(mark, 5))  \(pad(version, 7))  \(link)",
+            term.put(row, 2, "\(id.hex.suffix(idWidth))  \(pad(label, nameWidth))  \(pad(role, 9))  \(pad(mark, 5))  \(pad(version, versionWidth))  \(link)",
                      pair: id == peer.id ? Terminal.pairAccent : 0)
             row += 1
         }
@@ -602,6 +638,7 @@ final class NetPlayScreen: Screen {
         row = putWrapped(row, "  rules \(applied.ruleSet.name)\(height)", on: term)
         let now = MonotonicClock.now()
         let readyCount = match.readyMarks.values.filter { $0 }.count
+        if let next = nextStep(match) { row = putWrapped(row, next, on: term, bold: true) }
         switch match.lobbyCountdown(now: now) {
         case .starting?:
             row = putWrapped(row, "Starting the match…", on: term, bold: true)
@@ -624,13 +661,37 @@ final class NetPlayScreen: Screen {
         }
     }
 
+    /// What this player does next in the lobby, in one sentence; nil when the countdown's line says it.
+    private func nextStep(_ match: MatchPeer) -> String? {
+        let members = match.view?.members ?? []
+        let ready = match.readyMarks
+        let others = members.filter { $0 != peer.id && match.lobby[$0]?.role == .player }
+        let share = "share room '\(room)'" + (privateRoom ? " and its passphrase" : "")
+        if spectator {
+            return others.count < 2 ? "Waiting for players: a match needs two; \(share)." : nil
+        }
+        if others.isEmpty {
+            return "Waiting for players: \(share), or b to practise against a bot meanwhile."
+        }
+        let readyKey = keys.label(.ready)
+        if !match.isMarkedReady {
+            let readyOthers = others.filter { ready[$0] == true }.count
+            return "Press \(readyKey) when you are ready to play; other players ready: \(readyOthers) of \(others.count)."
+        }
+        let waiting = others.filter { ready[$0] != true }
+        guard !waiting.isEmpty else { return nil }
+        let names = waiting.prefix(3).map(displayName).joined(separator: ", ") + (waiting.count > 3 ? " and \(waiting.count - 3) more" : "")
+        return "You are ready; waiting for \(names) to get ready (\(readyKey) again: not ready)."
+    }
+
     /// "3 s": whole seconds left, rounded up.
     static func seconds(_ nanoseconds: UInt64) -> String { "\((nanoseconds + 999_999_999) / 1_000_000_000) s" }
 
-    /// Writes `text` from `row`, indented by 2, word-wrapped to the terminal; returns the next row.
+    /// Writes `text` from `row`, indented by 2, word-wrapped short of the last column (a line that
+    /// reaches the edge reads as cut); returns the next row.
     private func putWrapped(_ row: Int, _ text: String, on term: Terminal, bold: Bool = false) -> Int {
         var next = row
-        for line in GameLoop.wrap(text, width: max(10, term.columns - 2)) {
+        for line in GameLoop.wrap(text, width: max(10, term.columns - 3)) {
             term.put(next, 2, line, bold: bold)
             next += 1
         }
@@ -647,9 +708,9 @@ final class NetPlayScreen: Screen {
             term.put(bottom, 0, banner, bold: true)
         } else if match.match != nil {
             // A spectator has no moves: only its own key is shown.
-            term.put(bottom, 0, spectator ? "watching  \(keys.label(.quit)) leave" : keys.playHints(pause: false))
+            term.put(bottom, 0, spectator ? "watching  \(keys.label(.quit)) leave  \(HelpOverlay.hint)" : keys.playHints(pause: false, width: term.columns))
         } else {
-            term.put(bottom, 0, "\(keys.label(.quit)): quit")
+            term.put(bottom, 0, "?: help   \(keys.label(.quit)): quit")
         }
     }
 

@@ -66,7 +66,8 @@ extension EggsCommand {
             abstract: "Play in the terminal: a lobby of the peers in the room, or practice against a local bot.",
             discussion: """
                 Keys: arrows or h/j/k/l move (down drops faster), z/x or up rotate, space hard drops, \
-                p pauses a practice match, q leaves (asks first during a match). \
+                p pauses a practice match, q leaves (asks first during a match), ? shows the keys and the rules \
+                in every screen (any key closes it). \
                 In the lobby: r or enter marks you ready (again: not ready), s changes the speed, c the colours, g the games \
                 per match, h the starting height (sfe) of the room's settings (for everyone; it clears every ready mark), b starts a practice match \
                 against a local bot and l picks its level, n starts the match now with the ready players (allowed 30 s \
@@ -161,7 +162,8 @@ extension EggsCommand {
             defer { term.restore() }
             let matchSettings = settings.matchSettings
             let screen = NetPlayScreen(peer: peer, room: network.room, name: playerName, spectator: spectate,
-                                       settings: matchSettings, keys: keyMap, unicode: term.unicode)
+                                       settings: matchSettings, keys: keyMap, unicode: term.unicode,
+                                       privateRoom: network.effectivePassphrase != nil)
             while true {
                 GameLoop.run(screen, on: term)
                 guard let level = screen.practiceRequested, !screen.quit, Terminal.interrupted == 0 else { break }

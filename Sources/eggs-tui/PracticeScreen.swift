@@ -10,6 +10,8 @@ final class PracticeScreen: Screen {
     private let level: BotLevel
     private var paused = false
     private var confirmingQuit = false
+    /// The help overlay is open: the match stands still behind it.
+    private(set) var helpShown = false
     private var lastChains = [0, 0]
     /// Per seat: what the match's results screen will show.
     private var tally: [PlayerTally]
@@ -37,13 +39,22 @@ final class PracticeScreen: Screen {
         self.tally = Self.freshTally(name: name, level: level)
     }
 
-    /// Paused, asking whether to leave, too small to show or over: the whole match stands still.
-    var wantsTicks: Bool { !paused && !confirmingQuit && !tooSmall && (!match.isOver || holdTicks > 0) }
+    /// Paused, asking whether to leave, showing help, too small to show or over: the whole match stands still.
+    var wantsTicks: Bool { !paused && !confirmingQuit && !helpShown && !tooSmall && (!match.isOver || holdTicks > 0) }
 
     func handle(key: TerminalKey) {
         if confirmingQuit {
             if key == .character("y") || key == .character("Y") { finished = true }
             confirmingQuit = false
+            return
+        }
+        if helpShown {
+            // Any key closes the overlay, and does nothing else.
+            helpShown = false
+            return
+        }
+        if HelpOverlay.opens(key, keys: keys) {
+            helpShown = true
             return
         }
         guard let action = keys.action(for: key) else { return }
@@ -146,6 +157,11 @@ final class PracticeScreen: Screen {
     }
 
     func draw(on term: Terminal) {
+        drawScreen(on: term)
+        if helpShown { HelpOverlay.draw(place: .practice, keys: keys, rules: match.options.rules, on: term) }
+    }
+
+    private func drawScreen(on term: Terminal) {
         tooSmall = GameLoop.drawTooSmall(on: term, columns: 2 * MatchView.fullWidth, rows: MatchView.minimumRows)
         if tooSmall { return }
         if showingResults, let results {
@@ -154,7 +170,12 @@ final class PracticeScreen: Screen {
         }
         let game = match.gamesPlayed + (match.isOver || holdTicks > 0 ? 0 : 1)
         let ticks = holdTicks > 0 || match.isOver ? 0 : match.gameTicks
-        term.put(0, 0, "eggs — practice against the \(level.rawValue) bot — game \(game) — \(Self.clock(ticks: ticks))", bold: true)
+        let clock = Self.clock(ticks: ticks)
+        term.put(0, 0, GameLoop.fitting([
+            "eggs — practice against the \(level.rawValue) bot — game \(game) — \(clock)",
+            "eggs — practice vs \(level.rawValue) bot — game \(game) — \(clock)",
+            "practice — game \(game) — \(clock)",
+        ], width: term.columns), bold: true)
         let grids = finalGrids ?? match.grids
         let panels = (0..<2).map { seat in
             PlayerPanel(
@@ -178,9 +199,9 @@ final class PracticeScreen: Screen {
         if confirmingQuit {
             term.put(bottom, 0, "Leave the match? y to leave, any other key to stay", pair: Terminal.pairAlert, bold: true)
         } else if paused {
-            term.put(bottom, 0, "Paused.  \(keys.label(.pause)): resume  \(keys.label(.quit)): quit", bold: true)
+            term.put(bottom, 0, "Paused.  \(keys.label(.pause)): resume  \(HelpOverlay.hint)  \(keys.label(.quit)): quit", bold: true)
         } else {
-            term.put(bottom, 0, keys.playHints(pause: true))
+            term.put(bottom, 0, keys.playHints(pause: true, width: term.columns))
         }
     }
 }

@@ -12,7 +12,7 @@ extension EggsCommand {
             abstract: "Play a recorded match back from any peer's message log, or verify it.",
             discussion: """
                 Keys during playback: space pauses, . steps one message while paused, + and - change \
-                the speed, n seeks to the next game, q quits. --verify replays headless, checks every \
+                the speed, n seeks to the next game, ? shows the keys and the rules, q quits. --verify replays headless, checks every \
                 checkpoint, every line's digest and the delivery order (per sender one seq after \
                 another, senders members of their view, views moving forward) and prints one JSON line: exit 0 when all match, 1 naming \
                 a checkpoint mismatch, 2 naming the first damaged line (an edited, missing, duplicated, \
@@ -25,8 +25,11 @@ extension EggsCommand {
         @Argument(help: "The message log (JSON Lines).")
         var log: String
 
-        @Flag(help: "Replay headless, check every checkpoint and print one JSON line.")
+        @Flag(help: "Replay headless and check every checkpoint: a short summary on a terminal, else one JSON line.")
         var verify = false
+
+        @Flag(help: "With --verify: print the one JSON line even on a terminal.")
+        var json = false
 
         @Option(parsing: .unconditional, help: "Playback speed factor (0.25 to 64).")
         var speed: Double = 1
@@ -49,6 +52,7 @@ extension EggsCommand {
 
         func validate() throws {
             guard speed >= 0.25 && speed <= 64 else { throw ValidationError("--speed must be from 0.25 to 64") }
+            if json && !verify { throw ValidationError("--json goes with --verify") }
         }
 
         func run() throws {
@@ -65,6 +69,29 @@ extension EggsCommand {
                 GameLoop.run(screen, on: term)
                 if let failure = screen.failure { throw failure }
             }
+        }
+
+        /// What `replay --verify` prints on a terminal: the players, games, messages and
+        /// checkpoints checked, and the verdict.
+        static func summary(_ report: ReplayReport, log: String) -> [String] {
+            let players = report.players.keys.sorted().map(\.hex)
+            let games = Set(report.decidedRounds.map(\.game)).count
+            let verdict: String
+            if let desync = report.desyncs.first {
+                verdict = "checkpoint mismatch: \(desync)"
+            } else if report.ok {
+                verdict = "verified: every checkpoint, digest and delivery matches" + (report.complete ? "" : " (the log has no end line: its peer did not close it)")
+            } else {
+                verdict = "does not verify"
+            }
+            return [
+                "\(log)",
+                "  players      \(players.count)" + (players.isEmpty ? "" : ": " + players.joined(separator: ", ")),
+                "  games        \(games)",
+                "  messages     \(report.messages) (delivery order checked for \(report.orderChecked))",
+                "  checkpoints  \(report.checkpoints) checked",
+                "  verdict      \(verdict)",
+            ]
         }
 
         /// The log, opened for reading, or a one-line error naming it.
@@ -98,7 +125,11 @@ extension EggsCommand {
             } catch let error as ReplayError {
                 throw CommandFailure.badInput("\(log): \(error)")
             }
-            FileHandleOutput.stdout(report.json)
+            if json || isatty(STDOUT_FILENO) != 1 {
+                FileHandleOutput.stdout(report.json)
+            } else {
+                for line in Self.summary(report, log: log) { FileHandleOutput.stdout(line) }
+            }
             if let line = report.truncatedAtLine {
                 FileHandleOutput.stderr("eggs-tui: \(log): line \(line) is cut off; replayed up to the last whole line")
             }

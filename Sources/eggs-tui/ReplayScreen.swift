@@ -12,6 +12,8 @@ final class ReplayScreen: Screen {
     private var position = 0
     private var speed: Double
     private var paused = false
+    /// The help overlay is open: playback stands still behind it.
+    private var helpShown = false
     /// Set while the terminal is too small to show the boards: playback waits.
     private var tooSmall = false
     private var clockMicros: Double = 0
@@ -41,10 +43,16 @@ final class ReplayScreen: Screen {
         clockMicros = Double(events.first?.at ?? 0)
     }
 
-    var wantsTicks: Bool { !paused && !tooSmall && position < events.count }
+    var wantsTicks: Bool { !paused && !helpShown && !tooSmall && position < events.count }
 
     func handle(key: TerminalKey) {
+        if helpShown {
+            // Any key closes the overlay, and does nothing else.
+            helpShown = false
+            return
+        }
         switch key {
+        case HelpOverlay.key: helpShown = true
         case .character("q"), .escape: finished = true
         case .character(" "), .character("p"): paused.toggle()
         case .character("."): if paused { applyNext() }
@@ -99,10 +107,19 @@ final class ReplayScreen: Screen {
     }
 
     func draw(on term: Terminal) {
+        drawScreen(on: term)
+        if helpShown {
+            let rules = replica.match?.settings.ruleSet ?? replica.roomSettings.ruleSet
+            HelpOverlay.draw(place: .replay, keys: KeyMap(), rules: rules, on: term)
+        }
+    }
+
+    private func drawScreen(on term: Terminal) {
         tooSmall = GameLoop.drawTooSmall(on: term, columns: MatchView.minimumColumns, rows: MatchView.minimumRows)
         if tooSmall { return }
         let at = position < events.count ? "message \(position)/\(events.count)" : "end of log (\(events.count) messages)"
-        term.put(0, 0, "eggs replay — \(path)", bold: true)
+        let base = CastRecorder.baseName(path)
+        term.put(0, 0, GameLoop.fitting(["eggs replay — \(path)", "eggs replay — \(base)", base], width: term.columns), bold: true)
         if let match = replica.match {
             term.put(1, 0, "game \(match.gamesPlayed + 1), best of \(match.settings.gamesPerMatch)   \(at)   speed ×\(speed)\(paused ? "  PAUSED" : "")")
             let panels = match.players.map { id -> PlayerPanel in
@@ -125,7 +142,8 @@ final class ReplayScreen: Screen {
                 row += 1
             }
         }
-        var status = "space pause  . step  +/- speed  n next game  q quit"
+        var status = GameLoop.fitting(["space pause  . step  +/- speed  n next game  \(HelpOverlay.hint)  q quit",
+                                       "space . +/- n  \(HelpOverlay.hint)  q quit"], width: term.columns)
         if let desync = desyncs.last { status = "DESYNC: \(desync)" }
         else if let line = truncatedAt, position >= events.count { status = "The log is cut off at line \(line); replayed up to the last whole line.  q quit" }
         term.put(term.rows - 1, 0, status, pair: desyncs.isEmpty ? 0 : Terminal.pairAlert, bold: !desyncs.isEmpty)

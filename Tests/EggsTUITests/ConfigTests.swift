@@ -87,6 +87,8 @@ struct ConfigTests {
             ("[keys]\nleft = \"ab\"\n", "line 2: unknown key 'ab'"),
             ("color = \"no\"\n", "line 1: color must be true or false"),
             ("name = \"x\"\n# many colours\ncolors = 9\n", "line 3: colors must be 4, 5 or 6"),
+            ("name = \"x\"\nroom = friday\n", "line 2: room: a string in quotes"),
+            ("[keys]\nleft = a\n", "line 2: left: a key name in quotes, or a list of them in brackets"),
           ])
     func badFile(text: String, expected: String) throws {
         let home = try Self.configHome(text)
