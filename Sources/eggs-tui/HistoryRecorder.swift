@@ -103,17 +103,10 @@ final class HistoryRecorder: @unchecked Sendable {
         // Opened at once: a bad database is one warning line before the first match.
         do {
             try loadStandings()
-        } catch let error as HistoryError {
-            database = nil
-            note("history not recorded: \(error.description)")
         } catch {
-            database = nil
-            note("history not recorded: \(error)")
+            failed(error)
         }
-        condition.withLock {
-            busy = false
-            condition.broadcast()
-        }
+        idle()
         while true {
             let job: Job = condition.withLock {
                 while jobs.isEmpty { condition.wait() }
@@ -129,19 +122,33 @@ final class HistoryRecorder: @unchecked Sendable {
                     lastWarning = nil
                 }
                 if result.added + result.updated > 0 { try loadStandings() }
-            } catch let error as HistoryError {
-                database = nil
-                note("history not recorded: \(error.description)")
-            } catch let error as LogRefused {
-                note("history not recorded: \(error.description)")
             } catch {
-                database = nil
-                note("history not recorded: \(error)")
+                failed(error)
             }
-            condition.withLock {
-                busy = false
-                condition.broadcast()
-            }
+            idle()
+        }
+    }
+
+    /// One warning line for `error`; the database is opened afresh next time unless only the
+    /// log was refused.
+    private func failed(_ error: Error) {
+        switch error {
+        case let error as LogRefused:
+            note("history not recorded: \(error.description)")
+        case let error as HistoryError:
+            database = nil
+            note("history not recorded: \(error.description)")
+        default:
+            database = nil
+            note("history not recorded: \(error)")
+        }
+    }
+
+    /// The writer waits for work again: whoever waits for it to finish may go on.
+    private func idle() {
+        condition.withLock {
+            busy = false
+            condition.broadcast()
         }
     }
 }
