@@ -48,7 +48,7 @@ extension ReliableMulticast {
         if let p = participation, coordinating == nil {
             consider(p.lastProgress.adding(nanoseconds: 2 * config.flushTimeoutNanoseconds))
         }
-        if case let .joining(discoveryAt, _) = phase {
+        if case let .joining(discoveryAt, _, _) = phase {
             considerAhead(discoveryAt)
             considerAhead(discoveryAt.adding(nanoseconds: config.discoveryNanoseconds))
         }

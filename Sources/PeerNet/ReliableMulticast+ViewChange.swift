@@ -24,7 +24,7 @@ extension ReliableMulticast {
     /// The view change this peer takes part in (flushing, or joining by a founding or an admission).
     var flush: Flush? {
         switch phase {
-        case let .joining(_, flush): flush
+        case let .joining(_, flush, _): flush
         case let .flushing(flush, _): flush
         case .member, .blocked, .left: nil
         }
@@ -35,8 +35,7 @@ extension ReliableMulticast {
 
     var flushAbandoned: Bool {
         switch phase {
-        case let .member(inView), let .flushing(_, inView): inView.flushAbandoned
-        case let .blocked(_, flushAbandoned): flushAbandoned
+        case let .member(inView), let .flushing(_, inView), let .blocked(_, inView): inView.flushAbandoned
         case .joining, .left: false
         }
     }
@@ -54,13 +53,13 @@ extension ReliableMulticast {
     /// Changes the view change this peer takes part in, in place (none: nothing changes).
     func updateFlush(_ change: (inout Flush) -> Void) {
         switch phase {
-        case .joining(let discoveryAt, var flush?):
+        case .joining(let discoveryAt, var flush?, let given):
             change(&flush)
-            phase = .joining(discoveryAt: discoveryAt, flush: flush)
+            phase = .joining(discoveryAt: discoveryAt, flush: flush, given: given)
         case .flushing(var flush, let inView):
             change(&flush)
             phase = .flushing(flush, inView)
-        case .joining(_, nil), .member, .blocked, .left:
+        case .joining(_, nil, _), .member, .blocked, .left:
             break
         }
     }
@@ -68,12 +67,13 @@ extension ReliableMulticast {
     /// Enters view change `flush` (or moves on to it from another): frozen from now on.
     func enterFlush(_ flush: Flush) {
         switch phase {
-        case let .joining(discoveryAt, _):
-            phase = .joining(discoveryAt: discoveryAt, flush: flush)
+        case let .joining(discoveryAt, _, given):
+            phase = .joining(discoveryAt: discoveryAt, flush: flush, given: given)
         case let .member(inView), let .flushing(_, inView):
             phase = .flushing(flush, inView)
-        case let .blocked(since, flushAbandoned):
-            phase = .flushing(flush, InView(flushAbandoned: flushAbandoned, blockedBefore: since))
+        case .blocked(let since, var inView):
+            inView.blockedBefore = since
+            phase = .flushing(flush, inView)
         case .left:
             preconditionFailure("no view change after leave")
         }
@@ -86,14 +86,15 @@ extension ReliableMulticast {
     /// neither transmits nor delivers.
     func endFlush(abandoned: Bool) {
         switch phase {
-        case let .joining(discoveryAt, _):
-            phase = .joining(discoveryAt: discoveryAt, flush: nil)
-        case let .flushing(_, inView):
-            let flushAbandoned = inView.flushAbandoned || abandoned
+        case let .joining(discoveryAt, _, given):
+            phase = .joining(discoveryAt: discoveryAt, flush: nil, given: given)
+        case .flushing(_, var inView):
+            inView.flushAbandoned = inView.flushAbandoned || abandoned
             if let since = inView.blockedBefore {
-                phase = .blocked(since: since, flushAbandoned: flushAbandoned)
+                inView.blockedBefore = nil
+                phase = .blocked(since: since, inView)
             } else {
-                phase = .member(InView(flushAbandoned: flushAbandoned))
+                phase = .member(inView)
             }
         case .member, .blocked, .left:
             break
@@ -109,8 +110,9 @@ extension ReliableMulticast {
         case .flushing(let flush, var inView):
             inView.flushAbandoned = false
             phase = .flushing(flush, inView)
-        case let .blocked(since, _):
-            phase = .blocked(since: since, flushAbandoned: false)
+        case .blocked(let since, var inView):
+            inView.flushAbandoned = false
+            phase = .blocked(since: since, inView)
         case .joining, .left:
             break
         }
@@ -179,13 +181,13 @@ extension ReliableMulticast {
             return
         }
         // A ballot far beyond any seen is forged (a real coordinator counts from what its view saw).
-        guard sender == me || viewState.isPlausible(attempt: ballot.attempt) else {
+        guard sender == me || ballots.isPlausible(attempt: ballot.attempt) else {
             stats.ballotsOutOfBounds += 1
             stats.framesRejected += 1
             return
         }
         // Only ballots this peer takes part in raise its own next ballot (bounded on the wire).
-        viewState.noteAttempt(ballot.attempt)
+        ballots.noteAttempt(ballot.attempt)
         if !continuing {
             // Join only a group whose view dominates ours (or found one when we have none).
             // (A blocked peer joins any working group that admits it.)
@@ -333,8 +335,8 @@ extension ReliableMulticast {
         precondition(byID[me.id]!.cut == sendWindow.transmittedSeq, "own stream restarts after everything transmitted")
         receiveWindows.replace(with: newStreams)
         let newKey = Self.viewKey(id: cut.newViewID, members: newMembers, ballot: p.ballot)
-        viewState.install(id: cut.newViewID, key: newKey, members: newMembers, baseIDs: baseIDs, by: p.ballot)
-        phase = .member(InView())
+        ballots.installed(cut.newViewID, by: p.ballot)
+        phase = .member(InView(installed: InstalledView(id: cut.newViewID, key: newKey, members: newMembers, baseIDs: baseIDs)))
         stability.reset()
         // Members start afresh; a candidate excluded for not answering waits out its exclusion.
         peerTable.forgive(newMembers)
@@ -356,8 +358,11 @@ extension ReliableMulticast {
     func abandonView(now: NetTime, listened: Bool = false) {
         stats.viewsAbandoned += 1
         stats.messagesAbandoned += UInt64(sendWindow.abandonPending())
-        phase = .joining(discoveryAt: listened ? now : now.adding(nanoseconds: config.discoveryNanoseconds), flush: nil)
-        let old = viewState.abandon()
+        let old = view
+        phase = .joining(
+            discoveryAt: listened ? now : now.adding(nanoseconds: config.discoveryNanoseconds), flush: nil,
+            given: installed.givenUp)
+        ballots.viewGivenUp()
         receiveWindows.removeAll()
         stability.reset()
         sendWindow.clearRepairs()
@@ -433,7 +438,7 @@ extension ReliableMulticast {
             return
         }
         // A straggler missed the install of a ballot we installed: tell it again (rate-limited).
-        if sender != me, let newViewID = viewState.relayInstall(of: ballot, now: now, spacing: config.flushRetransmitNanoseconds / 2) {
+        if sender != me, let newViewID = ballots.relayInstall(of: ballot, now: now, spacing: config.flushRetransmitNanoseconds / 2) {
             emit(.install(ballot, newViewID: newViewID))
         }
     }
@@ -452,12 +457,12 @@ extension ReliableMulticast {
     /// while it is frozen in a view change of another base that ours does not dominate (one
     /// whose coordinator went silent: it is given up at the next timeout, then we propose).
     private func startProposal(members proposed: [Member], now: NetTime) {
-        let attempt = viewState.nextAttempt
+        let attempt = ballots.nextAttempt
         let ballot = Ballot(attempt: attempt, coordinator: me.id)
         let baseID = hasView ? viewID : 0
         let baseKey = hasView ? viewKey : 0
         guard takesPart(ballot, baseID: baseID, baseKey: baseKey) else { return }
-        viewState.noteAttempt(attempt)
+        ballots.noteAttempt(attempt)
         clearFlushAbandoned()
         let proposal = Proposal(
             ballot: ballot, baseID: baseID, baseKey: baseKey,
@@ -527,11 +532,12 @@ extension ReliableMulticast {
         let base = members.filter { !isGone($0) }
         let primary = Self.isPrimary(alive: reachable, of: base)
         if participation == nil {  // member or blocked: which one is decided here
+            let inView = InView(installed: installed, flushAbandoned: flushAbandoned)
             if primary {
-                phase = .member(InView(flushAbandoned: flushAbandoned))
+                phase = .member(inView)
             } else {
                 let since = cutOffSince ?? now
-                phase = .blocked(since: since, flushAbandoned: flushAbandoned)
+                phase = .blocked(since: since, inView)
                 if now.nanoseconds(since: since) >= blockedBound(base: base) {
                     abandonView(now: now, listened: base.count == 2)
                     return evaluateBootstrap(now: now)
@@ -602,7 +608,7 @@ extension ReliableMulticast {
 
     /// No view yet: after discovery, the lowest-ID fresh peer founds view 1 if no group is heard.
     private func evaluateBootstrap(now: NetTime) {
-        guard case let .joining(discoveryAt, flush) = phase, now >= discoveryAt, flush?.coordinating == nil else { return }
+        guard case let .joining(discoveryAt, flush, _) = phase, now >= discoveryAt, flush?.coordinating == nil else { return }
         // A peer heard but not proven yet (a lost challenge or response) would be left out:
         // wait for it up to one more discovery period (a storm of strangers delays no longer).
         if handshakesPending(now: now), now < discoveryAt.adding(nanoseconds: config.discoveryNanoseconds) {

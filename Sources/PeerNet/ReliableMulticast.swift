@@ -99,7 +99,8 @@ import EggPrimitives
 ///
 /// ## State of a peer
 /// One `phase`, with the data only that phase has (`status` names it):
-/// - `joining(discoveryAt, flush)`: no view (fresh, or its view given up). It listens until
+/// - `joining(discoveryAt, flush, given)`: no view (fresh, or its view given up: `given` is
+///   empty, its application view naming the members of the view given up). It listens until
 ///   `discoveryAt`, then founds a group or waits to be admitted; `flush` is the founding or
 ///   admission it takes part in. The install makes it a `member`.
 /// - `member`: primary in the installed view, delivering. A proposal it takes part in makes it
@@ -109,10 +110,11 @@ import EggPrimitives
 ///   that ends without one (given up, or its coordinator silent) returns it to the phase it was
 ///   in before (`blocked` since the same time, or `member`) until the membership is evaluated
 ///   at the end of the same input: a blocked peer never passes through `member` on the way.
-/// - `blocked(since)`: non-primary. A reachable majority makes it a `member` again, a proposal
+/// - `blocked(since, …)`: non-primary. A reachable majority makes it a `member` again, a proposal
 ///   it takes part in `flushing`; `blockedBound` after `since` it gives the view up (`joining`).
-/// - `left`: after `leave`, from any phase, for good.
-/// Across member, flushing and blocked a peer carries `InView`: whether a view change it
+/// - `left(view)`: after `leave`, from any phase, for good; it keeps the view it left.
+/// Across member, flushing and blocked a peer carries `InView`: the view it is in
+/// (`InstalledView`; the installed view is nowhere else), whether a view change it
 /// coordinated was given up (the next runs even if the membership looks unchanged), and since
 /// when it was blocked before the view change it is in. Timers are one table keyed by `Timer`
 /// (`ReliableMulticast+Timers.swift`).
@@ -174,10 +176,11 @@ public final class ReliableMulticast {
 
     /// Where this peer stands (`status` names it): one phase, with the data only it has.
     enum Phase {
-        /// No installed view: a fresh peer, or one that gave its view up. It only listens until
-        /// `discoveryAt`; `flush` is the founding of a group, or a group's admission of this peer,
-        /// that it takes part in (its status stays `.joining` until it installs).
-        case joining(discoveryAt: NetTime, flush: Flush?)
+        /// No installed view: a fresh peer, or one that gave its view up (`given`: empty; its
+        /// application view names the members of the view given up departed). It only listens
+        /// until `discoveryAt`; `flush` is the founding of a group, or a group's admission of
+        /// this peer, that it takes part in (its status stays `.joining` until it installs).
+        case joining(discoveryAt: NetTime, flush: Flush?, given: InstalledView)
         /// In the installed view and primary: delivers, sends.
         case member(InView)
         /// In the installed view, frozen in a view change (of this view, or into a group that
@@ -185,13 +188,15 @@ public final class ReliableMulticast {
         case flushing(Flush, InView)
         /// In the installed view, too few of its members reachable to be primary: delivers
         /// nothing, queues its sends; `blockedBound` after `since` it gives the view up.
-        case blocked(since: NetTime, flushAbandoned: Bool)
-        /// Announced `leave`: silent for good.
-        case left
+        case blocked(since: NetTime, InView)
+        /// Announced `leave`: silent for good. It keeps the view it left, to be read.
+        case left(InstalledView)
     }
 
     /// What a peer in an installed view carries from one phase to the next.
     struct InView {
+        /// The view it is in.
+        var installed: InstalledView
         /// A view change this peer coordinated was given up (someone did not answer): members may
         /// be frozen in it, so a new one runs even if the membership looks unchanged.
         var flushAbandoned = false
@@ -231,9 +236,10 @@ public final class ReliableMulticast {
     var framing: Framing
     /// Every random delay is drawn from it (seeded by `config.randomSeed`).
     var rng: SplitMix64
+    /// The phase, with the installed view inside it.
     var phase: Phase
-    /// The installed view (while a phase has one; kept after `leave`) and the ballots seen.
-    var viewState = ViewState()
+    /// The ballots seen and the last install, whatever the phase.
+    var ballots = BallotMemory()
     /// One stream per member of the installed view.
     var receiveWindows = ReceiveWindows()
     /// Own seqs, the outgoing queues and the repairs asked of this peer.
@@ -257,12 +263,20 @@ public final class ReliableMulticast {
     // Read-only views of the parts that most of the protocol reads.
     var me: Member { framing.me }
     var roomHash: UInt64 { framing.roomHash }
-    /// The installed view, while a phase has one (member, flushing, blocked; kept after `leave`).
-    var viewID: UInt64 { viewState.id }
-    var viewKey: UInt64 { viewState.key }
-    var members: [Member] { viewState.members }
+    /// The installed view, from the phase: the one a member, flushing or blocked peer is in,
+    /// the one a peer left (kept after `leave`), or an empty one while joining.
+    var installed: InstalledView {
+        switch phase {
+        case let .joining(_, _, given): given
+        case let .member(inView), let .flushing(_, inView), let .blocked(_, inView): inView.installed
+        case let .left(installed): installed
+        }
+    }
+    var viewID: UInt64 { installed.id }
+    var viewKey: UInt64 { installed.key }
+    var members: [Member] { installed.members }
     /// The installed view as the application sees it.
-    public var view: MembershipView { viewState.view }
+    public var view: MembershipView { installed.view }
     var streams: [PeerID: Stream] { receiveWindows.streams }
     var peers: [PeerID: PeerInfo] { peerTable.peers }
 
@@ -280,7 +294,7 @@ public final class ReliableMulticast {
         self.rng = SplitMix64(seed: config.randomSeed)
         var secretSource = SplitMix64(seed: config.randomSeed ^ 0x5EC2_E7C0_0C1E_5EED ^ config.incarnation)
         self.handshake = Handshake(cookieSecret: secretSource.next())
-        self.phase = .joining(discoveryAt: now.adding(nanoseconds: config.discoveryNanoseconds), flush: nil)
+        self.phase = .joining(discoveryAt: now.adding(nanoseconds: config.discoveryNanoseconds), flush: nil, given: .none)
         self.timers[.heartbeat] = now
         self.lastNow = now
         checkInvariants()
@@ -369,7 +383,7 @@ public final class ReliableMulticast {
         guard !isLeft else { return }
         emit(.leave(sentSeq: sendWindow.transmittedSeq))
         emit(.leave(sentSeq: sendWindow.transmittedSeq))
-        phase = .left
+        phase = .left(installed)
         // Messages queued during a view change are never sent now: they count as abandoned.
         _ = sendWindow.abandonPending()
     }
@@ -648,23 +662,31 @@ public final class ReliableMulticast {
                          "a view change continues the installed view exactly when it is based on it")
         }
         switch phase {
-        case let .joining(_, flush):
-            precondition(members.isEmpty && receiveWindows.isEmpty && viewID == 0, "no view while joining")
+        case let .joining(_, flush, given):
+            precondition(given.isEmpty && receiveWindows.isEmpty, "no view while joining")
+            given.checkInvariants()
             if let flush { check(flush) }
         case let .member(inView):
             precondition(inView.blockedBefore == nil, "only a flushing peer carries since when it was blocked before")
-        case let .flushing(flush, _):
+            precondition(!inView.installed.isEmpty, "a member is in a view")
+            inView.installed.checkInvariants()
+        case let .flushing(flush, inView):
+            precondition(!inView.installed.isEmpty, "a flushing peer is in a view")
+            inView.installed.checkInvariants()
             check(flush)
-        case let .blocked(since, _):
+        case let .blocked(since, inView):
             precondition(since <= lastNow, "blocked since a time already seen")
-        case .left:
-            break
+            precondition(inView.blockedBefore == nil, "only a flushing peer carries since when it was blocked before")
+            precondition(!inView.installed.isEmpty, "a blocked peer is in a view")
+            inView.installed.checkInvariants()
+        case let .left(installed):
+            installed.checkInvariants()
         }
     }
 
     func checkInvariants() {
         framing.checkInvariants()
-        viewState.checkInvariants()
+        ballots.checkInvariants()
         receiveWindows.checkInvariants(windowSizeMax: config.windowSizeMax)
         sendWindow.checkInvariants(windowSizeMax: config.windowSizeMax)
         peerTable.checkInvariants(me: me)
