@@ -2,21 +2,22 @@
 /// application sees. It lives inside the phase (`ReliableMulticast.Phase`): a member, a
 /// flushing or a blocked peer carries the view it is in; a joining peer carries an empty one
 /// (after a view is given up, its application view names that view's members departed); a
-/// peer that left keeps the view it left. A value with its own invariants and tests.
-struct InstalledView: Equatable {
+/// peer that left keeps the view it left. Immutable, and held by reference: a phase that
+/// carries it is copied often, the view seldom changes. With its own invariants and tests.
+final class InstalledView: Sendable {
     /// The view's id and key (0 for an empty one).
-    private(set) var id: UInt64 = 0
-    private(set) var key: UInt64 = 0
+    let id: UInt64
+    let key: UInt64
     /// The view's members, sorted (none for an empty one).
-    private(set) var members: [Member] = []
+    let members: [Member]
     /// The view as the application sees it (`ReliableMulticast.view`).
-    private(set) var view = MembershipView(id: 0, members: [])
+    let view: MembershipView
 
     /// No view yet.
-    static let none = InstalledView()
+    static let none = InstalledView(emptyNaming: [])
 
-    /// View `id` (`key`) of `members` (sorted): `baseIDs` are the members of the
-    /// view it replaces (the application sees who joined and who departed).
+    /// View `id` (`key`) of `members` (sorted): `baseIDs` are the members of the view it
+    /// replaces (the application sees who joined and who departed).
     init(id: UInt64, key: UInt64, members: [Member], baseIDs: Set<PeerID>) {
         let newIDs = Set(members.map(\.id))
         self.id = id
@@ -27,15 +28,17 @@ struct InstalledView: Equatable {
             joined: Array(newIDs.subtracting(baseIDs)), departed: Array(baseIDs.subtracting(newIDs)), key: key)
     }
 
-    private init() {}
+    /// No view; the application's view names `departed` departed.
+    private init(emptyNaming departed: [PeerID]) {
+        id = 0
+        key = 0
+        members = []
+        view = MembershipView(id: 0, members: [], departed: departed)
+    }
 
     /// What is left once this view is given up: no view; the application's view names its
     /// members departed.
-    var givenUp: InstalledView {
-        var empty = InstalledView()
-        empty.view = MembershipView(id: 0, members: [], departed: view.members)
-        return empty
-    }
+    var givenUp: InstalledView { InstalledView(emptyNaming: view.members) }
 
     var isEmpty: Bool { members.isEmpty }
 
