@@ -34,6 +34,14 @@ public struct PeerNetConfig: Sendable, Hashable {
     package var flushRetransmitNanoseconds: UInt64
     /// A view change that makes no progress for this long is restarted without the silent peers.
     package var flushTimeoutNanoseconds: UInt64
+    /// A joiner proposed in a view change (a peer not in the coordinator's view, every other
+    /// peer when founding) answers each step (ack, then ready) within this long, or the
+    /// coordinator drops it from the change and restarts at once without it: the members wait
+    /// on a joiner no longer than this (a peer that is proven but does not run the protocol
+    /// holds nobody up for the flush timeout).
+    package var joinerAnswerTimeoutNanoseconds: UInt64
+    /// Joiners proposed in one view change at most (the rest wait for the next).
+    package var joinersPerViewChangeMax: Int
     /// A peer blocked (cut off from most of its view: non-primary) this long gives up the view
     /// (`.viewAbandoned`): it is back to joining, the lobby, like a fresh peer, and rejoins
     /// (or founds a group) once it hears others. In a view of two the lower ID gives the view
@@ -80,6 +88,8 @@ public struct PeerNetConfig: Sendable, Hashable {
         stabilityReportDelayNanoseconds: UInt64 = 20_000_000,
         flushRetransmitNanoseconds: UInt64 = 150_000_000,
         flushTimeoutNanoseconds: UInt64 = 2_000_000_000,
+        joinerAnswerTimeoutNanoseconds: UInt64 = 100_000_000,
+        joinersPerViewChangeMax: Int = 8,
         blockedTimeoutNanoseconds: UInt64 = 10_000_000_000,
         windowSizeMax: Int = 1024,
         datagramBytesMax: Int = 1200,
@@ -105,6 +115,8 @@ public struct PeerNetConfig: Sendable, Hashable {
         self.stabilityReportDelayNanoseconds = stabilityReportDelayNanoseconds
         self.flushRetransmitNanoseconds = flushRetransmitNanoseconds
         self.flushTimeoutNanoseconds = flushTimeoutNanoseconds
+        self.joinerAnswerTimeoutNanoseconds = joinerAnswerTimeoutNanoseconds
+        self.joinersPerViewChangeMax = joinersPerViewChangeMax
         self.blockedTimeoutNanoseconds = blockedTimeoutNanoseconds
         self.windowSizeMax = windowSizeMax
         self.datagramBytesMax = datagramBytesMax
@@ -211,6 +223,10 @@ public struct PeerNetStats: Hashable, Sendable {
     /// `attemptStepMax` (one forged propose could otherwise exhaust the attempts).
     package var ballotsOutOfBounds: UInt64 = 0
     package var messagesAbandoned: UInt64 = 0
+    /// Joiners dropped from a view change for not answering a step within
+    /// `joinerAnswerTimeoutNanoseconds` (each is left out of view changes for a while, longer
+    /// at each repeat).
+    package var joinersDropped: UInt64 = 0
     /// Frames that passed every envelope check but contradict the protocol state (a cut below
     /// what was delivered, naming members this peer's view lacks, ...): ignored, never trusted.
     /// Counted on top of `datagramsAccepted` (their datagram was well formed).

@@ -15,6 +15,9 @@ struct PeerTable {
     private(set) var forcedOut: [Member: NetTime] = [:]
     /// Senders of another protocol version already reported.
     private(set) var incompatibleReported: Set<PeerID> = []
+    /// Until then, only joiners that answered the last view change dropped for silent joiners
+    /// are proposed (the members are not frozen again for untried ones right away).
+    private(set) var joinersHeldUntil: NetTime?
 
     subscript(id: PeerID) -> ReliableMulticast.PeerInfo? {
         get { peers[id] }
@@ -31,6 +34,11 @@ struct PeerTable {
     }
 
     func isExcluded(_ m: Member, now: NetTime) -> Bool { forcedOut[m].map { now < $0 } ?? false }
+
+    /// Holds untried joiners back until `until`.
+    mutating func holdJoiners(until: NetTime) { joinersHeldUntil = until }
+
+    func joinersHeld(now: NetTime) -> Bool { joinersHeldUntil.map { now < $0 } ?? false }
 
     /// The members of a new view start afresh: their exclusions end.
     mutating func forgive(_ members: [Member]) {

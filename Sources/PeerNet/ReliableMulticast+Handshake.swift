@@ -94,7 +94,7 @@ extension ReliableMulticast {
             evictSilentPeers(now: now)
             guard peerTable.count < PeerTable.peersMax else { return false }
         }
-        var info = PeerInfo(incarnation: m.incarnation, lastHeard: now)
+        var info = PeerInfo(incarnation: m.incarnation, lastHeard: now, provenAt: now)
         _ = info.acceptPacket(packet)
         peerTable[m.id] = info
         handshake.proved(m)
@@ -113,7 +113,7 @@ extension ReliableMulticast {
     func vouch(for newMembers: [Member], now: NetTime) {
         for m in newMembers where m != me && peers[m.id] == nil && !isRetired(m) {
             guard peerTable.count < PeerTable.peersMax else { evictSilentPeers(now: now); continue }
-            peerTable[m.id] = PeerInfo(incarnation: m.incarnation, lastHeard: now)
+            peerTable[m.id] = PeerInfo(incarnation: m.incarnation, lastHeard: now, provenAt: now)
         }
     }
 

@@ -4,6 +4,15 @@ extension ReliableMulticast {
     struct PeerInfo {
         var incarnation: UInt64
         var lastHeard: NetTime
+        /// When this incarnation was proven: joiners are proposed oldest first.
+        var provenAt = NetTime.zero
+        /// Times this incarnation was dropped from a view change as a joiner that did not
+        /// answer (`joinerAnswerTimeoutNanoseconds`): it is proposed after every joiner with
+        /// fewer, and left out longer each time.
+        var joinStrikes = 0
+        /// It answered a view change that was dropped because other joiners did not: proposed
+        /// again at once, while the others are held back.
+        var answeredJoin = false
         var viewID: UInt64 = 0
         var viewKey: UInt64 = 0
         /// The status its last heartbeat announced.
@@ -189,6 +198,37 @@ extension ReliableMulticast {
     func exclude(_ m: Member, now: NetTime) {
         guard m != me else { return }
         peerTable.exclude(m, until: now.adding(nanoseconds: 2 * config.flushTimeoutNanoseconds), now: now)
+    }
+
+    /// Strikes after which a silent joiner's exclusion stops growing (ten answer timeouts,
+    /// doubled per strike: 1 s, 2 s, ... 64 s with the default timeout).
+    static let joinStrikesMax = 7
+
+    /// Joiner `m` did not answer a step of a view change in time: it is left out of view
+    /// changes for ten answer timeouts, doubled at each repeat, and proposed after every
+    /// joiner with fewer strikes.
+    func dropJoiner(_ m: Member, now: NetTime) {
+        guard m != me else { return }
+        stats.joinersDropped += 1
+        var strikes = 1
+        if var info = peers[m.id], info.incarnation == m.incarnation {
+            info.joinStrikes = min(info.joinStrikes + 1, Self.joinStrikesMax)
+            info.answeredJoin = false
+            strikes = info.joinStrikes
+            peerTable[m.id] = info
+        }
+        let exclusion = 10 * config.joinerAnswerTimeoutNanoseconds << UInt64(strikes - 1)
+        peerTable.exclude(m, until: now.adding(nanoseconds: exclusion), now: now)
+    }
+
+    /// Proven fresh peers as joiners are proposed: fewest strikes first, then the longest
+    /// proven; while joiners are held back (a view change was just dropped because some did
+    /// not answer), only those that answered it.
+    func joinerOrder(_ candidates: [(key: PeerID, value: PeerInfo)], now: NetTime) -> [(key: PeerID, value: PeerInfo)] {
+        let held = peerTable.joinersHeld(now: now)
+        return candidates.filter { !held || $0.value.answeredJoin }.sorted {
+            ($0.value.joinStrikes, $0.value.provenAt, $0.key) < ($1.value.joinStrikes, $1.value.provenAt, $1.key)
+        }
     }
 
     func isExcluded(_ m: Member, now: NetTime) -> Bool { peerTable.isExcluded(m, now: now) }

@@ -45,6 +45,7 @@ extension ReliableMulticast {
         func considerAhead(_ t: NetTime?) { if let t, t > lastNow { consider(t) } }
         for at in timers.values { consider(at) }
         consider(coordinating?.deadline)
+        consider(coordinating?.joinersDue)
         if let p = participation, coordinating == nil {
             consider(p.lastProgress.adding(nanoseconds: 2 * config.flushTimeoutNanoseconds))
         }

@@ -51,14 +51,10 @@ extension ReliableMulticast {
     }
 
     /// Changes the view change this peer takes part in, in place (none: nothing changes).
-    func updateFlush(_ change: (inout Flush) -> Void) {
+    func updateFlush(_ change: (Flush) -> Void) {
         switch phase {
-        case .joining(let discoveryAt, var flush?, let given):
-            change(&flush)
-            phase = .joining(discoveryAt: discoveryAt, flush: flush, given: given)
-        case .flushing(var flush, let inView):
-            change(&flush)
-            phase = .flushing(flush, inView)
+        case .joining(_, let flush?, _), .flushing(let flush, _):
+            change(flush)
         case .joining(_, nil, _), .member, .blocked, .left:
             break
         }
@@ -405,6 +401,7 @@ extension ReliableMulticast {
         }
         let cut = computeCut(c)
         c.cut = cut
+        if !c.joiners.isEmpty { c.joinersDue = now.adding(nanoseconds: joinerAnswerNanoseconds) }
         updateFlush { $0.coordinating = c }
         emitFlush(.cut(attempt: ballot.attempt, baseID: c.baseID, baseKey: c.baseKey, newViewID: cut.newViewID, entries: cut.entries), now: now)
     }
@@ -464,17 +461,44 @@ extension ReliableMulticast {
         guard takesPart(ballot, baseID: baseID, baseKey: baseKey) else { return }
         ballots.noteAttempt(attempt)
         clearFlushAbandoned()
-        let proposal = Proposal(
+        var proposal = Proposal(
             ballot: ballot, baseID: baseID, baseKey: baseKey,
             baseMembers: hasView ? members : [], members: proposed.sorted(),
             deadline: now.adding(nanoseconds: config.flushTimeoutNanoseconds))
+        if !proposal.joiners.isEmpty {
+            proposal.joinersDue = now.adding(nanoseconds: joinerAnswerNanoseconds)
+            // A joiner takes part only in a change of a view it heard its coordinator in: a
+            // heartbeat goes first (and with each retransmission while joiners are due).
+            if hasView { emitHeartbeat(now: now) }
+        }
         emit(.propose(attempt: ballot.attempt, baseID: baseID, baseKey: baseKey, members: proposal.members))
         handlePropose(ballot, from: me, baseID: baseID, baseKey: baseKey, proposed: proposal.members, own: proposal, now: now)
         scheduleFlushRetransmit(now: now)
     }
 
+    /// How long a joiner has to answer a step of a view change: `joinerAnswerTimeoutNanoseconds`,
+    /// or three of the slowest member's retransmit timeouts (smoothed RTT plus four deviations)
+    /// on a slower link (a joiner's own RTT is not known yet). Founding a group, ten times
+    /// that: no group is frozen meanwhile, only peers that have none yet (and a lossy link
+    /// should not split the founders).
+    var joinerAnswerNanoseconds: UInt64 {
+        guard hasView else { return 10 * config.joinerAnswerTimeoutNanoseconds }
+        let slowest = members.compactMap { m -> UInt64? in
+            guard m != me, let info = peers[m.id], let srtt = info.rttSmoothed else { return nil }
+            return min(srtt + 4 * info.rttVariation, Self.rttForTimeoutsMaxNanoseconds)
+        }.max() ?? 0
+        return max(config.joinerAnswerTimeoutNanoseconds, 3 * slowest)
+    }
+
+    /// Arms the flush retransmission: every `flushRetransmitNanoseconds`, or four times per
+    /// joiner answer timeout while joiners are due to answer (a joiner that had not proven this
+    /// peer yet drops the first propose; it must get another within its answer time).
     private func scheduleFlushRetransmit(now: NetTime) {
-        if timers[.flushRetransmit] == nil { timers[.flushRetransmit] = now.adding(nanoseconds: config.flushRetransmitNanoseconds) }
+        var interval = config.flushRetransmitNanoseconds
+        if coordinating?.joinersDue != nil { interval = min(interval, max(1, joinerAnswerNanoseconds / 4)) }
+        let at = now.adding(nanoseconds: interval)
+        if let armed = timers[.flushRetransmit], armed <= at { return }
+        timers[.flushRetransmit] = at
     }
 
     // MARK: - Timers
@@ -483,6 +507,7 @@ extension ReliableMulticast {
     func retransmitFlush(now: NetTime) {
         timers[.flushRetransmit] = nil
         if let c = coordinating {
+            if c.joinersDue != nil, hasView { emitHeartbeat(now: now) }
             if let cut = c.cut {
                 emit(.cut(attempt: c.ballot.attempt, baseID: c.baseID, baseKey: c.baseKey, newViewID: cut.newViewID, entries: cut.entries))
             } else {
@@ -496,6 +521,21 @@ extension ReliableMulticast {
     /// The deadlines of a running view change (polled by `nextDeadline`): the coordinator gives
     /// up its proposal at its flush timeout; a member gives up a ballot whose coordinator went silent.
     func expireFlush(now: NetTime) {
+        if let c = coordinating, let due = c.joinersDue, now >= due {
+            let silent = c.joiners.filter { !c.answered($0) }
+            if silent.isEmpty {
+                updateFlush { $0.coordinating?.joinersDue = nil }
+            } else {
+                // Joiners that do not answer hold the members up no longer: drop them, keep
+                // those that answered, and restart at once (members frozen in this ballot move
+                // on to the next). Untried joiners wait a while, so the members are not frozen
+                // again right away.
+                for m in silent { dropJoiner(m, now: now) }
+                for m in c.joiners where c.answered(m) { peerTable[m.id]?.answeredJoin = true }
+                peerTable.holdJoiners(until: now.adding(nanoseconds: 5 * config.joinerAnswerTimeoutNanoseconds))
+                endFlush(abandoned: true)
+            }
+        }
         if let c = coordinating, now >= c.deadline {
             // Exclude whoever did not answer and restart with a higher ballot.
             for m in c.members where m != me {
@@ -595,7 +635,8 @@ extension ReliableMulticast {
     private func joinerCandidates(now: NetTime, aliveCount: Int) -> [Member] {
         let mine = (viewID, viewKey)
         var result: [Member] = []
-        for (id, info) in peers.sorted(by: { $0.key < $1.key }) {
+        for (id, info) in joinerOrder(Array(peers), now: now) {
+            guard result.count < config.joinersPerViewChangeMax else { break }
             // Only proven peers are in the table; one excluded for not answering a flush waits out its exclusion.
             guard isFresh(info, now: now), !members.contains(where: { $0.id == id }),
                   !isExcluded(Member(id: id, incarnation: info.incarnation), now: now) else { continue }
@@ -631,7 +672,7 @@ extension ReliableMulticast {
             let patience = UInt64(min(lower, 3)) * 2 * config.discoveryNanoseconds
             guard now >= discoveryAt.adding(nanoseconds: patience) else { return }
         }
-        let others = fresh.sorted(by: { $0.key < $1.key }).prefix(Wire.membersMax - 1)
+        let others = joinerOrder(Array(fresh), now: now).prefix(min(config.joinersPerViewChangeMax, Wire.membersMax - 1))
         startProposal(members: [me] + others.map { Member(id: $0.key, incarnation: $0.value.incarnation) }, now: now)
     }
 }

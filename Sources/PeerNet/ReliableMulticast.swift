@@ -172,6 +172,14 @@ public final class ReliableMulticast {
         var cut: CutInfo?
         var ready: Set<PeerID> = []
         var deadline: NetTime
+        /// By then the joiners (members not in `baseMembers`, the coordinator aside) answer the current step (ack,
+        /// then ready), or they are dropped and the change restarts without them. `nil` when
+        /// it proposes no joiner, or every joiner answered the current step.
+        var joinersDue: NetTime?
+
+        var joiners: [Member] { members.filter { $0.id != ballot.coordinator && !baseMembers.contains($0) } }
+        /// Whether `m` answered the current step: acked before the cut, ready after it.
+        func answered(_ m: Member) -> Bool { cut == nil ? acks[m.id] != nil : ready.contains(m.id) }
     }
 
     /// Where this peer stands (`status` names it): one phase, with the data only it has.
@@ -205,12 +213,18 @@ public final class ReliableMulticast {
         var blockedBefore: NetTime?
     }
 
-    /// A view change this peer takes part in.
-    struct Flush {
+    /// A view change this peer takes part in. Held by reference: the phase that carries it is
+    /// read on every input, and only the phase holds it (`updateFlush` changes it in place).
+    final class Flush {
         var participation: Participation
         /// The view change this peer coordinates: the ballot of `participation`. `nil` when this
         /// peer does not coordinate it, or gave it up (a proposed member died) while still frozen in it.
         var coordinating: Proposal?
+
+        init(participation: Participation, coordinating: Proposal?) {
+            self.participation = participation
+            self.coordinating = coordinating
+        }
     }
 
     struct SeqKey: Hashable, Comparable {

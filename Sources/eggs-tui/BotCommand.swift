@@ -453,6 +453,9 @@ struct BotReport {
     var collisions: UInt64
     /// Data items tagged with a future view, never stored (counted, see docs/network.md).
     var futureViewDropped: UInt64
+    /// Joiners dropped from a view change for not answering in time (proven peers that do not
+    /// run the protocol, or a real one far too slow).
+    var joinersDropped: UInt64
 
     init(bot: BotPeer) {
         let (match, net, _) = bot.peer.snapshot()
@@ -481,6 +484,7 @@ struct BotReport {
         viewsAbandoned = net.viewsAbandoned
         collisions = net.collisionsRefused + net.collisionsHeard
         futureViewDropped = net.messagesFutureView
+        joinersDropped = net.joinersDropped
     }
 
     var json: JSONValue {
@@ -496,6 +500,7 @@ struct BotReport {
             ("engineAnswers", .int(Int64(clamping: engineAnswers))), ("engineFallbacks", .int(Int64(clamping: engineFallbacks))),
             ("pauses", .int(Int64(clamping: pauses))), ("viewsAbandoned", .int(Int64(clamping: viewsAbandoned))),
             ("collisions", .int(Int64(clamping: collisions))), ("futureViewDropped", .int(Int64(clamping: futureViewDropped))),
+            ("joinersDropped", .int(Int64(clamping: joinersDropped))),
             ("log", .string(log)),
         ])
     }

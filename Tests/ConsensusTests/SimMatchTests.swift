@@ -16,6 +16,7 @@ final class BotApp: SimApplication {
     }
     var bot: BotPlayer
     var nextTick: NetTime
+    let settings: MatchSettings
     var events: [MatchEvent] = []
     /// Offset items (rule sets that offset) this peer put in its stream.
     var offsetItemsSent = 0
@@ -31,6 +32,7 @@ final class BotApp: SimApplication {
         node = MatchNode(peer: MatchPeer(config: config ?? MatchPeerConfig(id: id, name: "bot", voteSeed: id.raw &* 31 &+ incarnation)))
         node.peer.keepsDecisions = true
         node.peer.setReady(settings: settings, wantsToPlay: true)
+        self.settings = settings
         bot = BotPlayer(level: .medium, seed: id.raw)
         nextTick = now.adding(nanoseconds: BotApp.tickNanoseconds)
         bornAt = now
@@ -63,6 +65,14 @@ final class BotApp: SimApplication {
     func handleTimeout(core: ReliableMulticast, now: NetTime) {
         guard now >= nextTick else { return }
         nextTick = now.adding(nanoseconds: BotApp.tickNanoseconds)
+        // Like the `bot` command: ready again once synced in the lobby, until a match starts (a
+        // peer that joined a room already founded took its lobby from a snapshot: not ready).
+        if peer.isSynced, peer.match == nil, !peer.isReady, !events.contains(where: { if case .matchStarted = $0 { true } else { false } }) {
+            let settings = self.settings
+            node.perform(core: core, now: now, sent: { self.sent($0, now: now) }, events: { self.observe([$0], now: now) }) { peer in
+                peer.setReady(settings: settings, wantsToPlay: true)
+            }
+        }
         let move = peer.owner.flatMap { bot.tick(grid: $0.grid, next: peer.ownerNextPair) }
         var fresh: [MatchEvent] = []
         node.perform(core: core, now: now, sent: { self.sent($0, now: now) }, events: { fresh.append($0) }) { peer in

@@ -157,4 +157,77 @@ struct OpenRoomAttackTests {
         #expect(formedAt != nil, "the real peers never formed a group in 20 s")
         if peerNetReport, let formedAt { print("lazy lowest ID: group formed after \(formedAt.nanoseconds / ms) ms") }
     }
+
+    /// Impostors (fresh-peer heartbeats, every challenge answered, nothing else) speak for
+    /// `seconds`; returns, per node, the longest time between two deliveries from the other
+    /// nodes over that time.
+    static func answeringJoiners(_ network: SimNetwork, fakes: inout [Impostor], seconds: Int) -> [PeerID: UInt64] {
+        let start = network.now
+        network.run(forNanoseconds: UInt64(seconds) * 1_000 * ms, impostors: &fakes)
+        var gaps: [PeerID: UInt64] = [:]
+        for node in network.nodes {
+            var last = start
+            var longest: UInt64 = 0
+            for record in node.log where record.time >= start {
+                guard case let .delivered(d) = record.event, d.from != node.peerID else { continue }
+                longest = max(longest, record.time.nanoseconds(since: last))
+                last = record.time
+            }
+            gaps[node.peerID] = max(longest, network.now.nanoseconds(since: last))
+        }
+        return gaps
+    }
+
+    @Test("joiners: 50 fake IDs that heartbeat and answer every challenge never hold a group's deliveries up for long, and are never admitted",
+          arguments: [UInt64(21), 22, 23])
+    func answeringJoinersDuringPlay(seed: UInt64) {
+        let network = Self.group(seed: seed, peers: 2, total: 3_000)
+        var fakes = (0..<50).map { Impostor(id: PeerID(1_000 + UInt64($0)), incarnation: 7) }
+        let gaps = Self.answeringJoiners(network, fakes: &fakes, seconds: 15)
+        let worst = gaps.values.max() ?? 0
+        let dropped = network.node(Self.id(1)).core!.stats.joinersDropped
+        if peerNetReport {
+            print("answering joiners (seed \(seed)): longest delivery gap \(worst / 1_000) µs, views installed \(network.nodes.map(\.core!.stats.viewsInstalled)), joiners dropped \(dropped)")
+        }
+        #expect(worst < 200 * ms, "a member waited \(worst / ms) ms for the next delivery")
+        for node in network.nodes {
+            #expect(node.core!.view.members == [1, 2].map(Self.id), "\(node.peerID.hex): \(node.core!.view.members.count) members")
+        }
+        #expect(dropped >= 50, "the coordinator counts every silent joiner it dropped")
+        network.run(forNanoseconds: 1_000 * ms)
+        #expect(SimChecker.violations(network) == [])
+    }
+
+    @Test("joiners: a real peer of a higher ID than 50 answering fakes still gets into a group that refuses them")
+    func realJoinerAmongFakes() {
+        // The group of 1 and 2 is busy refusing 50 fakes of lower IDs than 900, which comes up
+        // later and must get in.
+        let network = SimNetwork(
+            options: SimOptions(seed: 31, peerCount: 3), peerIDs: [1, 2, 900].map(Self.id),
+            app: traffic(total: 2_000, startWhenMembers: 2, intervalNanoseconds: 10 * ms))
+        network.crash(Self.id(900))
+        for _ in 0..<50 where !network.nodes.filter(\.isUp).allSatisfy({ $0.core!.view.members.count == 2 }) {
+            network.run(forNanoseconds: 100 * ms)
+        }
+        var fakes = (0..<50).map { Impostor(id: PeerID(100 + UInt64($0)), incarnation: 7) }
+        _ = Self.answeringJoiners(network, fakes: &fakes, seconds: 3)
+        network.restart(Self.id(900))
+        _ = Self.answeringJoiners(network, fakes: &fakes, seconds: 12)
+        for node in network.nodes {
+            #expect(node.core!.view.members == [1, 2, 900].map(Self.id), "\(node.peerID.hex): \(node.core!.view.members)")
+        }
+    }
+
+    @Test("joiners: two fresh peers form a room among 50 or 200 answering fakes of lower IDs (200 fill the peer table)",
+          arguments: [50, 200])
+    func foundingAmongFakes(count: Int) {
+        let network = SimNetwork(
+            options: SimOptions(seed: 41, peerCount: 2), peerIDs: [500, 501].map(Self.id),
+            app: traffic(total: 10, startWhenMembers: 2))
+        var fakes = (0..<count).map { Impostor(id: PeerID(10 + UInt64($0)), incarnation: 7) }
+        _ = Self.answeringJoiners(network, fakes: &fakes, seconds: 30)
+        for node in network.nodes {
+            #expect(node.core!.view.members == [500, 501].map(Self.id), "\(node.peerID.hex): \(node.core!.view.members.count) members")
+        }
+    }
 }
