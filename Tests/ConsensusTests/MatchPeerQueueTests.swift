@@ -247,7 +247,7 @@ struct MatchPeerQueueTests {
 
 @Suite("MatchPeer when PeerNet gives up its view")
 struct ViewAbandonedTests {
-    @Test("a peer whose view PeerNet gave up (blocked too long) ends its part of the match, is back in the lobby, and takes a snapshot in the group it rejoins")
+    @Test("a peer whose view of two PeerNet gave up (its rival went silent) wins the game by forfeit, is back in the lobby, and takes a snapshot in the group it rejoins")
     func abandonedViewEndsTheMatchHere() {
         let a = PeerID(0x1000), b = PeerID(0x2000)
         let room = HandRoom()
@@ -264,7 +264,11 @@ struct ViewAbandonedTests {
         let peer = room.peers[a]!
         #expect(peer.match == nil && peer.owner == nil && !peer.isSynced && peer.view == nil)
         #expect(peer.pendingSendCount == 0, "nothing about the dropped state is left to send")
-        #expect(room.events[a]!.contains { if case .matchOver(nil, _) = $0 { true } else { false } })
+        // Of two, the rival went silent: it is out (connection lost) and a wins the game under way
+        // by forfeit, and the match, as the higher ID would have in a's place.
+        #expect(room.events[a]!.contains { if case .playerOut(b, _, .connectionLost) = $0 { true } else { false } })
+        #expect(room.events[a]!.contains { if case .gameOver(_, a) = $0 { true } else { false } })
+        #expect(room.events[a]!.contains { if case .matchOver(a, let wins) = $0 { wins[a] == 1 } else { false } })
         // b restarted and founded a group; a joins it and takes b's snapshot.
         room.add(b)
         room.install(MembershipView(id: 1, members: [b], joined: [b], key: 9), at: [b])
