@@ -168,10 +168,12 @@ extension EggsCommand {
                 GameLoop.run(screen, on: term)
                 guard let level = screen.practiceRequested, !screen.quit, Terminal.interrupted == 0 else { break }
                 var generator = SystemRandomNumberGenerator()
+                // The room's settings, as the lobby shows them (the command line's only offer them).
+                let room = screen.practiceSettings ?? matchSettings
                 let practice = PracticeScreen(
                     name: playerName, level: level,
-                    options: LocalMatch.Options(seed: generator.next(), colors: settings.colors, speed: settings.speed, bestOf: settings.bestOf,
-                                                rules: settings.ruleSet, startingHeight: settings.startingHeight),
+                    options: LocalMatch.Options(seed: generator.next(), colors: room.colors, speed: room.speed, bestOf: room.gamesPerMatch,
+                                                rules: room.ruleSet, startingHeight: room.startingHeight),
                     keys: keyMap, unicode: term.unicode)
                 GameLoop.run(practice, on: term)
                 screen.resumeAfterPractice()
