@@ -115,4 +115,28 @@ struct NetworkFlowTests {
         survivor.send("q")
         #expect(survivor.waitFor("EXIT=0") != nil, "the survivor did not exit: \(survivor.screen())")
     }
+
+    @Test("lobby b practises on the room's settings: the starting height set in the lobby is on the practice grids")
+    func practiceOnRoomSettings() throws {
+        let port = TestPorts.next()
+        let state = try Harness.temporaryDirectory("net-practice")
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        // The command line offers no starting height; the lobby sets it to 3.
+        let session = try TmuxSession(
+            command: "\(Harness.binary) play --interface 127.0.0.1 --port \(port) --room practice-\(port) --name alice --id a1; echo EXIT=$?; sleep 60",
+            environment: ["XDG_STATE_HOME": state])
+        defer { session.close() }
+        #expect(session.waitFor("network: connected") != nil, "the lobby: \(session.screen())")
+        for height in 1...3 {
+            session.send("h")
+            #expect(session.waitFor("starting height \(height)", seconds: 5) != nil, "the lobby's height: \(session.screen())")
+        }
+        session.send("b")
+        let practice = try #require(session.waitFor("practice against the"), "no practice: \(session.screen())")
+        let rows = Harness.gridBottomRows(practice)
+        #expect(rows.count == 2, "the practice grids: \(practice)")
+        for row in rows {
+            #expect(row.contains { $0 != "·" && $0 != " " }, "no starting garbage on a practice grid's bottom row '\(row)': \(practice)")
+        }
+    }
 }
