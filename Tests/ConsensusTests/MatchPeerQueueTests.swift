@@ -247,6 +247,19 @@ struct MatchPeerQueueTests {
 
 @Suite("MatchPeer when PeerNet gives up its view")
 struct ViewAbandonedTests {
+    @Test("the log keeps the view given up (what decides a rival lost at the lower ID), and reads it back for a replay")
+    func abandonedViewIsLogged() {
+        let a = PeerID(0x1000), b = PeerID(0x2000)
+        let view = MembershipView(id: 5, members: [a, b], joined: [], key: 7)
+        let lines = [MessageLog.header(peer: a, room: "eggs"),
+                     MessageLog.line(for: .viewChanged(view), atMicroseconds: 1)!,
+                     MessageLog.line(for: .viewAbandoned(view), atMicroseconds: 2)]
+        #expect(lines[2] == #"{"at":2,"abandoned":{"view":5}}"#)
+        let (events, error, _) = LogFastPathTests.read(MessageLog.sealed(lines.compactMap { $0 }), inPlace: true)
+        #expect(error == nil)
+        #expect(events.contains { if case .event(.viewAbandoned(let v), 2, 3) = $0 { v.id == 5 } else { false } }, "\(events)")
+    }
+
     @Test("a peer whose view of two PeerNet gave up (its rival went silent) wins the game by forfeit, is back in the lobby, and takes a snapshot in the group it rejoins")
     func abandonedViewEndsTheMatchHere() {
         let a = PeerID(0x1000), b = PeerID(0x2000)

@@ -114,6 +114,18 @@ struct NetworkFlowTests {
         survivor.send("x")
         survivor.send("q")
         #expect(survivor.waitFor("EXIT=0") != nil, "the survivor did not exit: \(survivor.screen())")
+        // The survivor's log verifies; the lower ID's holds the view it gave up, which decided it.
+        let survivorID = higherKilled ? "00000000000000a1" : "00000000000000b2"
+        let directory = state + "/eggs"
+        let logs = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
+            .filter { $0.hasPrefix(survivorID) && $0.hasSuffix(".jsonl") }
+        let log = try #require(logs.first.map { directory + "/" + $0 }, "no log of the survivor in \(directory)")
+        let verified = try Harness.run(["replay", "--verify", log])
+        #expect(verified.status == 0, "replay --verify of the survivor's log: \(verified.stdout) \(verified.stderr)")
+        if higherKilled {
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            #expect(text.contains("\"abandoned\":{\"view\":"), "the lower ID's log does not hold the view it gave up")
+        }
     }
 
     @Test("lobby b practises on the room's settings: the starting height set in the lobby is on the practice grids")
