@@ -586,7 +586,8 @@ final class NetPlayScreen: Screen {
             drawFooter(match, on: term)
             return
         }
-        if let state = match.match {
+        // A player who left the match is in the lobby, even while the others play on (3 or more).
+        if let state = match.match, !match.hasLeftMatch {
             let count = max(2, state.players.count)
             let fits = MatchView.fits(count: count, columns: term.columns, rows: term.rows)
             if !fits, GameLoop.drawTooSmall(on: term, columns: min(count, 2) * MatchView.fullWidth, rows: MatchView.minimumRows + (count > 2 ? MatchView.panelHeight : 0)) { return }
@@ -754,6 +755,10 @@ final class NetPlayScreen: Screen {
         let ready = match.readyMarks
         let others = members.filter { $0 != peer.id && match.lobby[$0]?.role == .player }
         let share = "share room '\(room)'" + (privateRoom ? " and its passphrase" : "")
+        if match.isPlaying {
+            // This player left the match; the others play on until it is over.
+            return "You left the match; the others play on. Get ready for the next one when it is over."
+        }
         if spectator {
             return others.count < 2 ? "Waiting for players: a match needs two; \(share)." : nil
         }

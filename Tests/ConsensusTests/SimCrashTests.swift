@@ -136,6 +136,53 @@ struct SimCrashTests {
         return failures.map { "\(what)\n  \($0)" }
     }
 
+    /// One seed: three bot peers play (best of 3, speed 9); in the first game the middle ID
+    /// leaves for the lobby. Every peer names it out (left for the lobby) once; the other two
+    /// play the match out without it (it owns no grid again), and every peer ends the match
+    /// with the same winner, not the leaver.
+    static func runForfeitOfThree(seed: UInt64) -> [String] {
+        var rng = SimRandom(seed: seed ^ 0x4654_4852_4545_0000)
+        let options = SimOptions(seed: seed, peerCount: 3, lossProbability: Double(rng.next(upTo: 5)) / 100)
+        let run = SimBotRun(options: options, settings: MatchSettings(speed: 9, colors: 4, gamesPerMatch: 3))
+        let leaver = PeerID(2)
+        let pairsBeforeLeave = 3 + Int(rng.next(upTo: 10))
+        run.run(while: { run.liveApps.contains { ($0.peer.owner?.grid.pairsSpawned ?? 0) < pairsBeforeLeave } },
+                until: NetTime(nanoseconds: 60 * seconds), stepNanoseconds: 10 * ms)
+        let what = "\(options) pairs_before_leave=\(pairsBeforeLeave) left_at_ms=\(run.net.now.nanoseconds / ms)"
+        var failures: [String] = []
+        let apps = [PeerID(1), PeerID(2), PeerID(3)].map { run.current[$0]! }
+        let eventsBefore = apps.map(\.events.count)
+        run.current[leaver]!.leaveRequested = true
+        var ownedAgain = false
+        run.run(while: {
+            if run.current[leaver]!.peer.owner != nil && run.current[leaver]!.peer.hasLeftMatch { ownedAgain = true }
+            return apps.contains { $0.matchWinner == nil }
+        }, until: run.net.now.adding(nanoseconds: 900 * seconds), stepNanoseconds: 100 * ms)
+        if ownedAgain { failures.append("the leaver owned a grid again after it left") }
+        var winners: Set<String> = []
+        for (index, app) in apps.enumerated() {
+            let after = app.events.dropFirst(eventsBefore[index])
+            let out = after.compactMap { e -> PeerID? in if case .playerOut(let p, _, .leftForLobby) = e { p } else { nil } }
+            if out != [leaver] { failures.append("\(app.peer.config.id.hex): playerOut \(out), expected the leaver once") }
+            winners.insert(app.matchWinner.map { $0?.hex ?? "none" } ?? "unfinished")
+        }
+        if winners.count != 1 || winners.contains("unfinished") || winners.contains(leaver.hex) || winners.contains("none") {
+            failures.append("match winners \(winners)")
+        }
+        if !run.desyncs.isEmpty { failures.append("\(run.desyncs.count) desyncs, first \(run.desyncs[0])") }
+        if let problem = run.decisionsDisagree() { failures.append(problem) }
+        if let problem = run.logOrderBreach() { failures.append(problem) }
+        failures += SimChecker.violations(run.net).prefix(3)
+        return failures.map { "\(what)\n  \($0)" }
+    }
+
+    @Test("q in a match of three: the leaver is out everywhere by name, the other two play the match out and agree on its winner")
+    func forfeitOfThree() {
+        expectSeedsPass(chunk: 0, defaultCount: 2, filter: "SimCrashTests/forfeitOfThree", reproduce: { "SimCrashTests.runForfeitOfThree(seed: \($0))" }) {
+            Self.runForfeitOfThree(seed: $0)
+        }
+    }
+
     @Test("q in a match of two (either ID leaves): within 1 s both matches are over the same way, the leaver out by name, the other winning by forfeit; both back in the lobby",
           arguments: [true, false])
     func forfeitOfOne(highest: Bool) {
