@@ -81,6 +81,16 @@ struct NetworkFlowTests {
         stayer.send("x")
         stayer.send("q")
         #expect(stayer.waitFor("EXIT=0") != nil, "the other did not exit from the lobby: \(stayer.screen())")
+        // Both logs (the forfeit in them) replay exactly.
+        let directory = state + "/eggs"
+        let logs = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasSuffix(".jsonl") }
+        #expect(logs.count == 2, "logs: \(logs)")
+        for log in logs {
+            let verified = try Harness.run(["replay", "--verify", directory + "/" + log])
+            #expect(verified.status == 0, "replay --verify \(log): \(verified.stdout) \(verified.stderr)")
+            let text = (try? String(contentsOfFile: directory + "/" + log, encoding: .utf8)) ?? ""
+            #expect(text.contains("\"type\":\"forfeit\""), "no forfeit in \(log)")
+        }
     }
 
     @Test("kill -9 of either player mid-match: the survivor says the rival's connection was lost and that it wins by forfeit, the same words whatever the IDs",
