@@ -199,7 +199,7 @@ final class NetPlayScreen: Screen {
     }
 
     /// Lobby keys, on the match under the peer's lock: ready toggles this player's ready mark;
-    /// `s`, `c`, `g`, `h` change the room's settings (for everyone, clearing every ready mark);
+    /// `s`, `c`, `g`, `h`, `t` (rule set) change the room's settings (for everyone, clearing every ready mark);
     /// `n` starts now with the ready players. Spectators change nothing.
     private static func lobbyKey(_ key: TerminalKey, action: KeyAction?, spectator: Bool,
                                  match: inout MatchPeer, now: NetTime) -> KeyOutcome {
@@ -209,12 +209,18 @@ final class NetPlayScreen: Screen {
             return .none
         }
         switch key {
-        case .character("s"), .character("c"), .character("g"), .character("h"):
+        case .character("s"), .character("c"), .character("g"), .character("h"), .character("t"):
             guard !spectator else { return .none }
             var settings = match.roomSettings
             switch key {
             case .character("s"): settings.speed = (settings.speed + 1) % 10
             case .character("c"): settings.colors = settings.colors == 6 ? 4 : settings.colors + 1
+            case .character("t"):
+                // The next rule set; the starting height kept within its range (tsu has none).
+                let all = RuleSet.all
+                settings.ruleSet = all[((all.firstIndex(of: settings.ruleSet) ?? 0) + 1) % all.count]
+                let heights = settings.ruleSet.startingHeights
+                settings.startingHeight = min(max(settings.startingHeight, heights.lowerBound), heights.upperBound)
             case .character("h"):
                 // The starting height, within the room's rule set's range (tsu has none).
                 let heights = settings.ruleSet.startingHeights
@@ -744,7 +750,7 @@ final class NetPlayScreen: Screen {
         } else {
             let readyHint = match.isMarkedReady ? "not ready" : "ready"
             let startNow = match.canStartNow(now: now) ? "   n: start now" : ""
-            _ = putWrapped(row, "\(keys.label(.ready)): \(readyHint)\(startNow)   s: speed   c: colours   g: games\(match.roomSettings.ruleSet.startingHeights.count > 1 ? "   h: height" : "")   b: practice vs a local \(practiceLevel.rawValue) bot (l: level)", on: term,
+            _ = putWrapped(row, "\(keys.label(.ready)): \(readyHint)\(startNow)   s: speed   c: colours   g: games\(match.roomSettings.ruleSet.startingHeights.count > 1 ? "   h: height" : "")   t: rules   b: practice vs a local \(practiceLevel.rawValue) bot (l: level)", on: term,
                            bold: match.isMarkedReady)
         }
     }

@@ -69,7 +69,7 @@ extension EggsCommand {
                 p pauses a practice match, q leaves a match (asks first; a network match for the lobby of the room, forfeiting it), ? shows the keys and the rules \
                 in every screen (any key closes it). \
                 In the lobby: r or enter marks you ready (again: not ready), s changes the speed, c the colours, g the games \
-                per match, h the starting height (sfe) of the room's settings (for everyone; it clears every ready mark), b starts a practice match \
+                per match, h the starting height (sfe), t the rule set of the room's settings (for everyone; it clears every ready mark), b starts a practice match \
                 on the room's settings against a local bot and l picks its level, n starts the match now with the ready players (allowed 30 s \
                 after the first ready once two players are ready; shown when allowed), q or Q quits. The match starts 3 s \
                 after every player is ready. \

@@ -161,4 +161,26 @@ struct NetworkFlowTests {
             #expect(row.contains { $0 != "·" && $0 != " " }, "no starting garbage on a practice grid's bottom row '\(row)': \(practice)")
         }
     }
+
+    @Test("lobby t changes the room's rule set, for every peer, and b practises under it")
+    func lobbyRuleSet() throws {
+        let (alice, bob, state) = try Self.startMatch("rules")
+        defer {
+            alice.close()
+            bob.close()
+            try? FileManager.default.removeItem(atPath: state)
+        }
+        #expect(alice.waitFor("bob") != nil && alice.waitFor("network: connected") != nil, "alice's lobby: \(alice.screen())")
+        #expect(bob.waitFor("rules sfe") != nil, "bob's lobby: \(bob.screen())")
+        alice.send("t")
+        #expect(alice.waitFor("rules tsu", seconds: 5) != nil, "alice's lobby: \(alice.screen())")
+        #expect(bob.waitFor("rules tsu", seconds: 5) != nil, "bob's lobby: \(bob.screen())")
+        // tsu shows two next pairs: the practice screen under the room's rules does too.
+        bob.send("b")
+        #expect(bob.waitFor("practice against the") != nil, "no practice: \(bob.screen())")
+        bob.send("?")
+        #expect(bob.waitFor("Rules (tsu)", seconds: 5) != nil, "the practice's help names no tsu rules: \(bob.screen())")
+        alice.send("t")
+        #expect(alice.waitFor("rules sfe", seconds: 5) != nil, "alice's lobby: \(alice.screen())")
+    }
 }
