@@ -44,6 +44,8 @@ public struct MatchPeer: Sendable {
     var announcedLeave: Set<PeerID> = []
     /// The game the local player left the match in (``leaveMatch(now:)``), until the match ends.
     var leftMatchAt: UInt32?
+    /// The name given by ``rename(to:)`` (nil: `config.name`).
+    var renamed: String?
     /// The last game that ended, as it ended (final grids and per-player figures, for a renderer).
     public internal(set) var lastGame: FinishedGame?
 
@@ -214,6 +216,22 @@ public struct MatchPeer: Sendable {
         return m.forfeited.contains(config.id) || leftMatchAt != nil
     }
 
+    /// The name this peer goes by in the room: the configured one until ``rename(to:)``.
+    public var name: String { renamed ?? config.name }
+
+    /// Changes this peer's name in the room (in the lobby): a new `hello` with it, which every
+    /// member applies when delivered, as it does any hello. Cut to ``Hello/nameBytesMax`` bytes;
+    /// an empty name, or one with control characters, is refused (returns false).
+    @discardableResult
+    public mutating func rename(to newName: String) -> Bool {
+        defer { checkInvariants() }
+        let cut = Hello.truncated(newName)
+        guard isInLobby, !cut.isEmpty, !cut.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else { return false }
+        renamed = cut
+        send(.hello(Hello(name: cut, role: config.role, rules: config.rules)))
+        return true
+    }
+
     /// Marks this peer ready: votes `settings` in the open start round.
     public mutating func setReady(settings: MatchSettings, wantsToPlay: Bool) {
         defer { checkInvariants() }
@@ -272,7 +290,7 @@ public struct MatchPeer: Sendable {
                 if !newView.joined.isEmpty, !newView.joined.contains(config.id) {
                     send(.snapshot(makeSnapshot(viewID: newView.id)))
                 }
-                send(.hello(Hello(name: config.name, role: config.role, rules: config.rules)))
+                send(.hello(Hello(name: name, role: config.role, rules: config.rules)))
                 sendOffer()
                 voteAhead()
                 if let vote = myStart[matchRound] {
@@ -401,7 +419,7 @@ public struct MatchPeer: Sendable {
         syncedMembers = Set(view.members)
         emit(.synced(fromSnapshot: true))
         emit(.lobbyChanged)
-        send(.hello(Hello(name: config.name, role: config.role, rules: config.rules)))
+        send(.hello(Hello(name: name, role: config.role, rules: config.rules)))
         sendOffer()
         voteAhead()
         if let vote = myStart[matchRound] {

@@ -11,7 +11,10 @@ final class NetPlayScreen: Screen {
     private let keys: KeyMap
     private let glyphs: Glyphs
     private let room: String
-    private let name: String
+    /// The name this player goes by in the room (`e` in the lobby changes it).
+    private var name: String
+    /// The new name being typed after `e` in the lobby (nil: not renaming).
+    private var renaming: String?
     private let spectator: Bool
     /// Whether the room has a passphrase (a private room) or not (an open room).
     private let privateRoom: Bool
@@ -127,11 +130,17 @@ final class NetPlayScreen: Screen {
         case notice(String)
         /// A lobby key of this screen alone (the practice bot's level, practice).
         case lobbyOnly
+        /// `e` in the lobby: type a new name.
+        case rename
         case none
     }
 
     /// One key: it crosses the peer once (one lock, one pump), whatever it does.
     func handle(key: TerminalKey) {
+        if let entry = renaming {
+            typeName(key, entry: entry)
+            return
+        }
         if confirmingQuit {
             confirmingQuit = false
             if key == .character("y") || key == .character("Y") {
@@ -193,7 +202,33 @@ final class NetPlayScreen: Screen {
                 practiceSettings = peer.withMatch { match, _ in match.roomSettings }
                 practiceRequested = practiceLevel
             }
+        case .rename:
+            renaming = ""
         case .none:
+            break
+        }
+    }
+
+    /// A key while a new name is typed: characters add (up to the 24 bytes a name holds),
+    /// backspace takes the last one back, enter applies it in the room, escape keeps the old one.
+    private func typeName(_ key: TerminalKey, entry: String) {
+        switch key {
+        case .enter:
+            renaming = nil
+            let renamed = peer.withMatch { match, _ in match.rename(to: entry) ? match.name : nil }
+            if let renamed {
+                name = renamed
+                show("You are \(renamed) in the room now")
+            } else {
+                show("Name not changed: give 1 to 24 bytes, in the lobby")
+            }
+        case .escape:
+            renaming = nil
+        case .backspace:
+            renaming = String(entry.dropLast())
+        case .character(let c) where !c.isNewline && (entry + String(c)).utf8.count <= Hello.nameBytesMax:
+            renaming = entry + String(c)
+        default:
             break
         }
     }
@@ -241,6 +276,8 @@ final class NetPlayScreen: Screen {
             return .none
         case .character("l"), .character("b"):
             return .lobbyOnly
+        case .character("e"):
+            return match.isInLobby ? .rename : .none
         default:
             return .none
         }
@@ -750,7 +787,7 @@ final class NetPlayScreen: Screen {
         } else {
             let readyHint = match.isMarkedReady ? "not ready" : "ready"
             let startNow = match.canStartNow(now: now) ? "   n: start now" : ""
-            _ = putWrapped(row, "\(keys.label(.ready)): \(readyHint)\(startNow)   s: speed   c: colours   g: games\(match.roomSettings.ruleSet.startingHeights.count > 1 ? "   h: height" : "")   t: rules   b: practice vs a local \(practiceLevel.rawValue) bot (l: level)", on: term,
+            _ = putWrapped(row, "\(keys.label(.ready)): \(readyHint)\(startNow)   s: speed   c: colours   g: games\(match.roomSettings.ruleSet.startingHeights.count > 1 ? "   h: height" : "")   t: rules   e: name   b: practice vs a local \(practiceLevel.rawValue) bot (l: level)", on: term,
                            bold: match.isMarkedReady)
         }
     }
@@ -798,7 +835,9 @@ final class NetPlayScreen: Screen {
 
     private func drawFooter(_ match: MatchPeer, on term: Terminal) {
         let bottom = term.rows - 1
-        if confirmingQuit {
+        if let entry = renaming {
+            term.put(bottom, 0, "Your new name: \(entry)_   enter: keep it   esc: cancel", pair: Terminal.pairAccent, bold: true)
+        } else if confirmingQuit {
             term.put(bottom, 0, "Leave the match for the lobby (you forfeit it)? y: leave, any other key: stay", pair: Terminal.pairAlert, bold: true)
         } else if let desync = desyncs.last {
             term.put(bottom, 0, "DESYNC: \(desync) (logged)", pair: Terminal.pairAlert, bold: true)

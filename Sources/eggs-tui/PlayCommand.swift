@@ -71,7 +71,7 @@ extension EggsCommand {
                 In the lobby: r or enter marks you ready (again: not ready), s changes the speed, c the colours, g the games \
                 per match, h the starting height (sfe), t the rule set of the room's settings (for everyone; it clears every ready mark), b starts a practice match \
                 on the room's settings against a local bot and l picks its level, n starts the match now with the ready players (allowed 30 s \
-                after the first ready once two players are ready; shown when allowed), q or Q quits. The match starts 3 s \
+                after the first ready once two players are ready; shown when allowed), e changes your name in the room, q or Q quits. The match starts 3 s \
                 after every player is ready. \
                 Remap with --keys 'left=a,right=d,soft-drop=s,rotate-cw=w' or the file \
                 $XDG_CONFIG_HOME/eggs/keys (lines 'action = key'); actions: \

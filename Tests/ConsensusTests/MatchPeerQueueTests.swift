@@ -297,3 +297,28 @@ struct ViewAbandonedTests {
         #expect(room.desyncs.isEmpty, "\(room.desyncs.prefix(2))")
     }
 }
+
+@Suite("MatchPeer renamed in the lobby")
+struct RenameTests {
+    @Test("rename sends a hello with the new name, which the room applies when delivered; empty or control names are refused")
+    func rename() {
+        let a = PeerID(0x1000)
+        var peer = MatchPeer(config: MatchPeerConfig(id: a, name: "alice", voteSeed: 1))
+        let early = peer.rename(to: "zelda")
+        #expect(!early, "renamed with no room state")
+        peer.handle(.viewChanged(MembershipView(id: 1, members: [a], joined: [a], key: 0)))
+        var sent: [[UInt8]] = []
+        while let payload = peer.pollSend() { sent.append(payload) }
+        let empty = peer.rename(to: ""), control = peer.rename(to: "ze\u{7}lda")
+        #expect(!empty && !control)
+        let renamed = peer.rename(to: "zelda")
+        #expect(renamed && peer.name == "zelda")
+        var hello: [UInt8]?
+        while let payload = peer.pollSend() { if case .hello(let h)? = MatchMessage.decode(payload), h.name == "zelda" { hello = payload } }
+        let payload = try! #require(hello, "no hello with the new name")
+        for (seq, bytes) in (sent + [payload]).enumerated() {
+            peer.handle(.delivered(Delivery(from: a, seq: UInt64(seq + 1), payload: bytes)))
+        }
+        #expect(peer.lobby[a]?.name == "zelda")
+    }
+}

@@ -183,4 +183,25 @@ struct NetworkFlowTests {
         alice.send("t")
         #expect(alice.waitFor("rules sfe", seconds: 5) != nil, "alice's lobby: \(alice.screen())")
     }
+
+    @Test("lobby e renames you in the room: the others' lobbies show the new name, and so does your title")
+    func lobbyRename() throws {
+        let (alice, bob, state) = try Self.startMatch("name")
+        defer {
+            alice.close()
+            bob.close()
+            try? FileManager.default.removeItem(atPath: state)
+        }
+        #expect(alice.waitFor("bob") != nil && alice.waitFor("network: connected") != nil, "alice's lobby: \(alice.screen())")
+        #expect(bob.waitFor("alice") != nil, "bob's lobby: \(bob.screen())")
+        alice.send("e")
+        #expect(alice.waitFor("Your new name:", seconds: 5) != nil, "no name entry: \(alice.screen())")
+        alice.send("-l", "zelda q")
+        alice.send("BSpace")
+        alice.send("BSpace")
+        alice.send("Enter")
+        #expect(bob.waitFor("zelda", seconds: 5) != nil, "bob's lobby does not show the new name: \(bob.screen())")
+        #expect(alice.waitFor("you are zelda", seconds: 5) != nil, "alice's title: \(alice.screen())")
+        #expect(!bob.screen().contains("zelda q"), "the backspaces were not applied: \(bob.screen())")
+    }
 }
