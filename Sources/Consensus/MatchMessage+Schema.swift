@@ -64,6 +64,9 @@ extension MatchMessage {
             c.field("game", &game, .u32)
             c.records("grids", &pictures, count: 1...Self.playersMax, blank: .blank) { $0.describe(&$1) }
             self = .grids(game: game, pictures: pictures)
+        case .forfeit(var game):
+            c.field("game", &game, .u32)
+            self = .forfeit(game: game)
         }
     }
 
@@ -84,6 +87,7 @@ extension MatchMessage {
         case .unready: .unready(match: 0)
         case .go: .go(match: 0)
         case .grids: .grids(game: 0, pictures: [])
+        case .forfeit: .forfeit(game: 0)
         }
     }
 
@@ -104,6 +108,7 @@ extension MatchMessage {
         case .unready: .unready
         case .go: .go
         case .grids: .grids
+        case .forfeit: .forfeit
         }
     }
 }
@@ -126,6 +131,7 @@ extension MatchMessage.Tag {
         case .unready: "unready"
         case .go: "go"
         case .grids: "grids"
+        case .forfeit: "forfeit"
         }
     }
 }

@@ -237,6 +237,10 @@ public enum MatchMessage: Hashable, Sendable {
     case go(match: UInt32)
     /// Players' settled grids in game `game`, for peers that joined during it (``GridPicture``).
     case grids(game: UInt32, pictures: [GridPicture])
+    /// The sender leaves the match under way for the lobby (`q` in a match): it forfeits game
+    /// `game` (the game it was in when it left) and plays no further game of the match, but stays
+    /// a member of the room. Every peer takes it out at the same point of the sender's stream.
+    case forfeit(game: UInt32)
 
     /// The wire size limit every encoded message stays under.
     public static let bytesMax = 1000
@@ -275,7 +279,7 @@ public enum MatchMessage: Hashable, Sendable {
         case .grids(_, let pictures):
             return (1...Self.playersMax).contains(pictures.count) && pictures.allSatisfy(\.isValid)
                 && Set(pictures.map(\.player)).count == pictures.count
-        case .checkpoint, .gameOverVote, .clock, .leave, .unready, .go:
+        case .checkpoint, .gameOverVote, .clock, .leave, .unready, .go, .forfeit:
             return true
         }
     }
@@ -289,6 +293,6 @@ public enum MatchMessage: Hashable, Sendable {
 
     enum Tag: UInt8, CaseIterable {
         case hello = 1, votes, startProposal, inputs, checkpoint, gameOverVote, snapshot, leave, clock
-        case roomSettings = 20, ready, unready, go, grids
+        case roomSettings = 20, ready, unready, go, grids, forfeit
     }
 }

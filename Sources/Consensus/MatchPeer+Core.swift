@@ -38,6 +38,14 @@ public struct MatchPeer: Sendable {
     /// Stream items for the game after the current one, delivered early.
     var futureItems: [PeerID: [StreamItem]] = [:]
     var futureGameOver: [PeerID: PeerID?] = [:]
+    /// Players whose forfeit of the next game was delivered before it began (see `receiveForfeit`).
+    var futureForfeits: Set<PeerID> = []
+    /// Players of the match that said `leave` (their departure is a quit, not a lost connection).
+    var announcedLeave: Set<PeerID> = []
+    /// The game the local player left the match in (``leaveMatch(now:)``), until the match ends.
+    var leftMatchAt: UInt32?
+    /// The name given by ``rename(to:)`` (nil: `config.name`).
+    var renamed: String?
     /// The last game that ended, as it ended (final grids and per-player figures, for a renderer).
     public internal(set) var lastGame: FinishedGame?
 
@@ -146,8 +154,22 @@ public struct MatchPeer: Sendable {
     /// discarded by PeerNet, and what is still queued here is about the state dropped now.
     private mutating func abandonView() {
         if let m = match {
-            // Only this peer's side ends: the others decide the match without it.
-            emit(.matchOver(winner: nil, wins: m.wins))
+            if let rival = lastRivalLost(m) {
+                // The rule of two (PeerNet): of two members, the lower ID gives the view up when
+                // the higher one goes silent, where the higher ID would install a view without
+                // the lower one. Both ends of a lost connection say the same: the rival is out
+                // and this player wins the game under way by forfeit, and with it the match.
+                emit(.playerOut(player: rival, name: m.names[rival] ?? lobby[rival]?.name ?? "",
+                                reason: announcedLeave.contains(rival) ? .quit : .connectionLost))
+                var wins = m.wins
+                wins[config.id, default: 0] += 1
+                lastGame = FinishedGame(game: m.game, winner: config.id, mirrored: m.mirrored, mirrors: m.mirrors)
+                emit(.gameOver(game: m.game, winner: config.id))
+                emit(.matchOver(winner: config.id, wins: wins))
+            } else {
+                // Only this peer's side ends: the others decide the match without it.
+                emit(.matchOver(winner: nil, wins: m.wins))
+            }
         }
         becomeUnsynced()
         stats.staleUnsent += pendingSendCount
@@ -156,6 +178,58 @@ public struct MatchPeer: Sendable {
         syncedMembers = []
         unheard = []
         emit(.lobbyChanged)
+    }
+
+    /// The one rival still in the game, when this peer gives up a view of two in which it plays
+    /// the match's game under way against it: the other member went silent (see `abandonView`).
+    private func lastRivalLost(_ m: MatchState) -> PeerID? {
+        guard let view, view.members.count == 2, m.mirrored, m.players.contains(config.id),
+              !m.forfeited.contains(config.id), !m.leftDuringGame.contains(config.id) else { return nil }
+        let rivals = m.players.filter { $0 != config.id && !m.leftDuringGame.contains($0) && !m.forfeited.contains($0) }
+        guard rivals.count == 1, view.members.contains(rivals[0]) else { return nil }
+        return rivals[0]
+    }
+
+    /// The local player leaves the match under way for the lobby of the same room (`q` in a
+    /// match): its grid stops here, and a ``MatchMessage/forfeit(game:)`` tells the room, which
+    /// takes it out of the match where that message stands in its stream (it forfeits the game
+    /// under way; a match of two is over then, and everyone is back in the lobby). It stays a
+    /// member of the room, not ready. Returns whether it left (false: no match, a spectator, or
+    /// already out).
+    @discardableResult
+    public mutating func leaveMatch(now: NetTime) -> Bool {
+        defer { checkInvariants() }
+        guard let m = match, config.role == .player, m.players.contains(config.id), !m.forfeited.contains(config.id),
+              !hasLeftMatch else { return false }
+        flushOwner()
+        send(.forfeit(game: m.game))
+        uniquePlaying?.owner = nil
+        leftMatchAt = m.game
+        afterInput(now: now)
+        return true
+    }
+
+    /// Whether the local player left the match under way (``leaveMatch(now:)``), its forfeit
+    /// delivered or not yet.
+    public var hasLeftMatch: Bool {
+        guard let m = match else { return false }
+        return m.forfeited.contains(config.id) || leftMatchAt != nil
+    }
+
+    /// The name this peer goes by in the room: the configured one until ``rename(to:)``.
+    public var name: String { renamed ?? config.name }
+
+    /// Changes this peer's name in the room (in the lobby): a new `hello` with it, which every
+    /// member applies when delivered, as it does any hello. Cut to ``Hello/nameBytesMax`` bytes;
+    /// an empty name, or one with control characters, is refused (returns false).
+    @discardableResult
+    public mutating func rename(to newName: String) -> Bool {
+        defer { checkInvariants() }
+        let cut = Hello.truncated(newName)
+        guard isInLobby, !cut.isEmpty, !cut.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else { return false }
+        renamed = cut
+        send(.hello(Hello(name: cut, role: config.role, rules: config.rules)))
+        return true
     }
 
     /// Marks this peer ready: votes `settings` in the open start round.
@@ -216,7 +290,7 @@ public struct MatchPeer: Sendable {
                 if !newView.joined.isEmpty, !newView.joined.contains(config.id) {
                     send(.snapshot(makeSnapshot(viewID: newView.id)))
                 }
-                send(.hello(Hello(name: config.name, role: config.role, rules: config.rules)))
+                send(.hello(Hello(name: name, role: config.role, rules: config.rules)))
                 sendOffer()
                 voteAhead()
                 if let vote = myStart[matchRound] {
@@ -240,7 +314,15 @@ public struct MatchPeer: Sendable {
     /// Re-evaluates every open vote with the view's members; with `reset`, drops undecided votes.
     private mutating func applyView(_ newView: MembershipView, reset: Bool) {
         let members = newView.members
-        for gone in newView.departed where playing?.match.players.contains(gone) == true { uniquePlaying?.match.leftDuringGame.insert(gone) }
+        for gone in newView.departed {
+            guard let m = playing?.match, m.players.contains(gone) else { continue }
+            if !m.leftDuringGame.contains(gone) && !m.forfeited.contains(gone) {
+                emit(.playerOut(player: gone, name: m.names[gone] ?? lobby[gone]?.name ?? "",
+                                reason: announcedLeave.contains(gone) ? .quit : .connectionLost))
+            }
+            uniquePlaying?.match.leftDuringGame.insert(gone)
+        }
+        announcedLeave = announcedLeave.filter { members.contains($0) }
         lobby = lobby.filter { members.contains($0.key) }
         room.keepMembers(members)
         for key in startVotes.keys.sorted() { startVotes[key]?.install(members: members, reset: false) }
@@ -287,6 +369,9 @@ public struct MatchPeer: Sendable {
         if let m = match, case .cast(let mine) = m.myGameOverVote, !m.gameOver.isDecided {
             send(.gameOverVote(game: m.game, winner: mine))
         }
+        // A snapshot does not say who left the match for the lobby: each of them says it again
+        // for the joiners (the others have it already and count it as ignored).
+        if let m = match, hasLeftMatch { send(.forfeit(game: m.game)) }
     }
 
     // MARK: - Snapshots
@@ -323,6 +408,7 @@ public struct MatchPeer: Sendable {
             var state = MatchState(settings: m.settings, players: m.players,
                                    wins: Dictionary(uniqueKeysWithValues: zip(m.players, m.wins)),
                                    game: m.game, mirrored: false)
+            for player in m.players { if let name = lobby[player]?.name { state.names[player] = name } }
             state.spawnedBase = Dictionary(uniqueKeysWithValues: zip(m.players, m.pairsSpawned.map { Int($0) }))
             pending = startPlaying(state)
             rounds[m.game] = EggRounds(game: m.game, members: view.members, frontier: m.frontier)
@@ -333,7 +419,7 @@ public struct MatchPeer: Sendable {
         syncedMembers = Set(view.members)
         emit(.synced(fromSnapshot: true))
         emit(.lobbyChanged)
-        send(.hello(Hello(name: config.name, role: config.role, rules: config.rules)))
+        send(.hello(Hello(name: name, role: config.role, rules: config.rules)))
         sendOffer()
         voteAhead()
         if let vote = myStart[matchRound] {
@@ -388,7 +474,10 @@ public struct MatchPeer: Sendable {
         case .snapshot(let snapshot):
             if let view, snapshot.view == view.id { syncedMembers = Set(view.members) }
         case .leave:
-            break
+            // Said before it goes: its departure is a quit, not a lost connection.
+            if playing?.match.players.contains(from) == true { announcedLeave.insert(from) }
+        case .forfeit(let game):
+            receiveForfeit(from: from, game: game)
         case .roomSettings, .ready, .unready, .go:
             receiveLobby(message, from: from)
         case .grids(let game, let pictures):
@@ -461,6 +550,30 @@ public struct MatchPeer: Sendable {
             }
         } else if game == nextGame, futureGameOver[from] == nil {
             futureGameOver[from] = winner
+        } else {
+            stats.ignoredMessages += 1
+        }
+    }
+
+    /// `from` leaves the match for the lobby, forfeiting `game`. Taken for the game under way
+    /// when `game` is it or the one before (the sender may have left just as that one ended
+    /// here, its forfeit being behind its own game-over vote); held for the next game when it
+    /// is that one (this peer is still finishing the game the sender already saw end). From then
+    /// on the sender is out of every game of the match, at the same point of its stream on every
+    /// peer; anything else is counted and ignored.
+    private mutating func receiveForfeit(from: PeerID, game: UInt32) {
+        guard let m = playing?.match, m.players.contains(from), !m.forfeited.contains(from) else {
+            stats.ignoredMessages += 1
+            return
+        }
+        if game == m.game || game == m.game &- 1 {
+            uniquePlaying?.match.forfeited.insert(from)
+            let wasOut = m.leftDuringGame.contains(from)
+            uniquePlaying?.match.leftDuringGame.insert(from)
+            if from == config.id { uniquePlaying?.owner = nil }
+            if !wasOut { emit(.playerOut(player: from, name: m.names[from] ?? lobby[from]?.name ?? "", reason: .leftForLobby)) }
+        } else if game == nextGame {
+            futureForfeits.insert(from)
         } else {
             stats.ignoredMessages += 1
         }

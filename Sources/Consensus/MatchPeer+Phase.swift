@@ -155,6 +155,9 @@ extension MatchPeer {
     mutating func endMatch() {
         guard case .playing = phase else { preconditionFailure("only a match under way ends") }
         phase = .lobby
+        futureForfeits = []
+        announcedLeave = []
+        leftMatchAt = nil
     }
 
     /// Drops the room's state: the lobby, votes and rounds, and the match under way (back to

@@ -69,7 +69,9 @@ extension MatchPeer {
             emit(.startFailed(playersCount: players.count))
             return
         }
-        let pending = startPlaying(MatchState(settings: settings, players: players, wins: [:], game: nextGame, mirrored: true))
+        var state = MatchState(settings: settings, players: players, wins: [:], game: nextGame, mirrored: true)
+        for player in players { if let name = lobby[player]?.name { state.names[player] = name } }
+        let pending = startPlaying(state)
         precondition(pending.isEmpty, "a synced peer buffers nothing")
         nextGame &+= 1
         emit(.matchStarted(settings: settings, players: players))
@@ -91,7 +93,15 @@ extension MatchPeer {
         futureItems = [:]
         // Players outside the view when the game begins (behind a partition, crashed and not yet
         // excluded from the match) are out of it: coming back mid-game, they do not mirror it.
-        m.leftDuringGame = Set(m.players.filter { !members.contains($0) })
+        m.leftDuringGame = Set(m.players.filter { !members.contains($0) }).union(m.forfeited)
+        // Forfeits of this game delivered while the one before was still being decided here.
+        var outNow: [PeerID] = []
+        for player in futureForfeits.sorted() where m.players.contains(player) && !m.forfeited.contains(player) {
+            m.forfeited.insert(player)
+            if !m.leftDuringGame.contains(player) { outNow.append(player) }
+            m.leftDuringGame.insert(player)
+        }
+        futureForfeits = []
         m.gameOver = OneShotVote()
         m.myGameOverVote = .notCast
         for (peer, winner) in futureGameOver.sorted(by: { $0.key < $1.key }) {
@@ -106,7 +116,8 @@ extension MatchPeer {
         // Rounds decided while this game was in the future are reported now.
         noteDecided(game: m.game, 0..<Int(frontier))
         var mine: OwnerState?
-        if config.role == .player, m.players.contains(config.id) {
+        for player in outNow { emit(.playerOut(player: player, name: m.names[player] ?? lobby[player]?.name ?? "", reason: .leftForLobby)) }
+        if config.role == .player, m.players.contains(config.id), !m.forfeited.contains(config.id), leftMatchAt == nil {
             mine = OwnerState(game: m.game, grid: m.settings.startingGrid(garbageSeed: MatchPeer.garbageSeed(game: m.game)),
                               clock: GravityClock(speed: m.settings.speed, rules: m.settings.ruleSet))
         }
@@ -130,12 +141,15 @@ extension MatchPeer {
         votedUpTo.removeValue(forKey: m.game)
         uniquePlaying?.owner = nil
         m.gamesPlayed += 1
-        let present = m.players.filter { view?.contains($0) ?? false }
+        // Players still in the match: in the view, and not gone to the lobby.
+        let present = m.players.filter { (view?.contains($0) ?? false) && !m.forfeited.contains($0) }
         let champion = m.wins.first { $0.value >= m.settings.winsNeeded }?.key
         if champion != nil || m.gamesPlayed >= MatchPeer.gamesMax(m.settings) || present.count < 2 {
             let best = m.wins.values.max() ?? 0
             let leaders = m.wins.filter { $0.value == best && best > 0 }.map(\.key)
-            emit(.matchOver(winner: champion ?? (leaders.count == 1 ? leaders[0] : nil), wins: m.wins))
+            // The last player left in a match the others left (or lost) wins it by forfeit.
+            let lastLeft = present.count == 1 && m.players.count > 1 ? present[0] : nil
+            emit(.matchOver(winner: champion ?? lastLeft ?? (leaders.count == 1 ? leaders[0] : nil), wins: m.wins))
             endMatch()
             futureItems = [:]
             futureGameOver = [:]

@@ -130,6 +130,22 @@ public enum MatchEvent: Hashable, Sendable {
     case desync(Desync)
     case gameOver(game: UInt32, winner: PeerID?)
     case matchOver(winner: PeerID?, wins: [PeerID: Int])
+    /// A player of the match under way is out of it for good before its end: it left for the
+    /// lobby (`q`, a ``MatchMessage/forfeit(game:)``), quit the room, or its connection was lost.
+    /// Raised at the same point of the delivery order on every peer (a lost connection: at the
+    /// view that drops it). `name` is the name it had in the room. The game under way goes to
+    /// the players still in it (``gameOver(game:winner:)`` follows once decided).
+    case playerOut(player: PeerID, name: String, reason: PlayerOutReason)
+}
+
+/// Why a player is out of a match before its end (``MatchEvent/playerOut(player:name:reason:)``).
+public enum PlayerOutReason: Hashable, Sendable {
+    /// It left the match for the lobby of the same room (it is still a member).
+    case leftForLobby
+    /// It quit the room (it said `leave` before it went).
+    case quit
+    /// It went without a word: crashed, killed, or cut off.
+    case connectionLost
 }
 
 /// Counters for the summary and the tests.
@@ -218,6 +234,12 @@ public struct MatchState: Sendable {
     /// Players that left the view during the current game: out of it even if they come back
     /// (a restarted peer rejoins under the same ID but plays only from the next game).
     public internal(set) var leftDuringGame: Set<PeerID> = []
+    /// Players that left the match for the lobby (``MatchMessage/forfeit(game:)``): out of every
+    /// game of it from the one they left on, though still members of the room.
+    public internal(set) var forfeited: Set<PeerID> = []
+    /// The players' names as the room knew them when the match started (or when this peer got
+    /// the room's state): a player that leaves keeps its name in the match's banners and results.
+    public internal(set) var names: [PeerID: String] = [:]
     /// False when this peer joined during `game` and does not mirror it.
     public internal(set) var mirrored: Bool
     public internal(set) var mirrors: [PeerID: PlayerMirror] = [:]

@@ -10,6 +10,7 @@ import EggGame
 ///     {"format":"eggs-log","version":2,"peer":"<16 hex>","room":"eggs","rules":"sfe","d":"<32 hex>"}
 ///     {"at":<µs>,"view":{"id":1,"members":["<hex>",...],"joined":[...],"departed":[...],"key":"<16 hex>"},"d":"…"}
 ///     {"from":"<hex>","seq":1,"at":<µs>,"msg":{"type":"hello",...},"d":"…"}
+///     {"at":<µs>,"abandoned":{"view":3},"d":"…"}
 ///     {"at":<µs>,"end":{"lines":N},"d":"…"}
 ///
 /// Every line ends in `"d"`, a running digest of the log up to and including that line (see
@@ -60,7 +61,11 @@ public enum MessageLog {
                 ("id", .int(Int64(bitPattern: v.id))), ("members", ids(v.members)), ("joined", ids(v.joined)),
                 ("departed", ids(v.departed)), ("key", .string(PeerID(v.key).hex)),
             ]))]).serialized
-        case .incompatible, .lagging, .incarnationEnded, .viewAbandoned, .resumedAfterPause, .idCollision:
+        case .viewAbandoned(let v):
+            // PeerNet gave the view up: the peer's part of the match ends here (a rival of two
+            // lost is decided at this point, see `MatchPeer.abandonView`), so a replay needs it.
+            return JSONValue.object([("at", .int(atMicroseconds)), ("abandoned", .object([("view", .int(Int64(bitPattern: v.id)))]))]).serialized
+        case .incompatible, .lagging, .incarnationEnded, .resumedAfterPause, .idCollision:
             return nil
         }
     }
@@ -361,6 +366,11 @@ public struct LogReader: Sendable {
             return .closed(line: lineNumber)
         }
         if let v = json["view"] { return .event(.viewChanged(try view(v)), atMicroseconds: at, line: lineNumber) }
+        if let abandoned = json["abandoned"] {
+            // The view given up: only its ID is logged (the view line before it has the rest).
+            guard let id = abandoned["view"]?.intValue else { throw damaged("bad abandoned line: no view ID") }
+            return .event(.viewAbandoned(MembershipView(id: UInt64(bitPattern: id), members: [])), atMicroseconds: at, line: lineNumber)
+        }
         guard let from = parseHex16(json["from"]?.stringValue), let seq = json["seq"]?.intValue,
               let msg = json["msg"] else { throw damaged("bad message line") }
         let payload: [UInt8]

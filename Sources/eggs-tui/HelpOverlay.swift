@@ -42,7 +42,7 @@ enum HelpOverlay {
         switch place {
         case .lobby:
             lines.append(("In the lobby: " + [
-                "\(keys.labels(.ready)) ready / not ready", "s speed", "c colours", "g games", "h starting height",
+                "\(keys.labels(.ready)) ready / not ready", "s speed", "c colours", "g games", "h starting height", "t rule set", "e your name",
                 "n start now", "b practice against a bot", "l its level", "\(keys.labels(.quit)) quit",
             ].joined(separator: "  "), false))
             lines.append(("In a game: " + game.joined(separator: "  ") + "  \(keys.labels(.quit)) leave", false))

@@ -10,7 +10,7 @@ enum ManualText {
         There is no server; every peer keeps a message log from which the match replays exactly.
 
         KEYS (in a match): arrows or h/j/k/l move (down drops faster); z, x and up rotate; \
-        space hard-drops; p pauses a practice match; q leaves (asking first); ? shows the \
+        space hard-drops; p pauses a practice match; q leaves (asking first; a network match for its room's lobby); ? shows the \
         keys as bound and the rules, in every screen (any key closes it). In the lobby: \
         r or enter marks you ready, b starts a practice match against a local bot, l picks \
         its level, s the speed, c the colours, g the games per match. During a replay: space \

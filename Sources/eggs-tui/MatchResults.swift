@@ -50,7 +50,7 @@ struct MatchResults: Equatable {
     }
 
     /// Draws the screen centred; `hint` is the line of keys under it.
-    func draw(on term: Terminal, hint: String) {
+    func draw(on term: Terminal, hint: String, notes: [String] = []) {
         let minutes = Int(seconds) / 60, secs = Int(seconds) % 60
         let lines = tableLines()
         let width = max(lines.map(\.count).max() ?? 0, hint.count, headline.count)
@@ -64,6 +64,10 @@ struct MatchResults: Equatable {
             term.put(top + 3 + index, left, line, pair: index > 0 && players[index - 1].isLocal ? Terminal.pairAccent : 0, bold: index == 0)
         }
         term.put(top + 4 + lines.count, left, hint, bold: true)
+        // Requests from the others (a rematch), under the keys.
+        for (index, note) in notes.prefix(max(0, term.rows - (top + 5 + lines.count))).enumerated() {
+            term.put(top + 5 + lines.count + index, left, note, pair: Terminal.pairAccent, bold: true)
+        }
     }
 }
 

@@ -11,7 +11,10 @@ final class NetPlayScreen: Screen {
     private let keys: KeyMap
     private let glyphs: Glyphs
     private let room: String
-    private let name: String
+    /// The name this player goes by in the room (`e` in the lobby changes it).
+    private var name: String
+    /// The new name being typed after `e` in the lobby (nil: not renaming).
+    private var renaming: String?
     private let spectator: Bool
     /// Whether the room has a passphrase (a private room) or not (an open room).
     private let privateRoom: Bool
@@ -66,6 +69,21 @@ final class NetPlayScreen: Screen {
     /// Set when the player asks for a practice match from the lobby: the loop ends for it, and
     /// the command runs the practice match, then comes back here.
     private(set) var practiceRequested: BotLevel?
+    /// The settings of the practice match asked for: the room's as the lobby shows them (rule
+    /// set, colours, speed, games, starting height).
+    private(set) var practiceSettings: MatchSettings?
+    /// The local player left the match for the lobby (`q`, `y`): no banner or results of that
+    /// match for it, just the lobby.
+    private var leftMatch = false
+    /// Players out of the match under way before its end (left for the lobby, quit, lost), with
+    /// their names and why, in the order it happened; cleared when a match starts.
+    private var outOfMatch: [(player: PeerID, name: String, reason: PlayerOutReason)] = []
+    /// How many of them were out when the last game ended (the banner names the newer ones).
+    private var outCountedAtLastGame = 0
+    /// Peers whose rematch request (a ready mark after a match) was announced already.
+    private var rematchAnnounced: Set<PeerID> = []
+    /// Whether the last match is over and its rematch requests are worth announcing.
+    private var afterMatch = false
     var finished: Bool { quit || practiceRequested != nil }
 
     init(peer: NetPeer, room: String, name: String, spectator: Bool, settings: MatchSettings, keys: KeyMap, unicode: Bool,
@@ -112,14 +130,27 @@ final class NetPlayScreen: Screen {
         case notice(String)
         /// A lobby key of this screen alone (the practice bot's level, practice).
         case lobbyOnly
+        /// `e` in the lobby: type a new name.
+        case rename
         case none
     }
 
     /// One key: it crosses the peer once (one lock, one pump), whatever it does.
     func handle(key: TerminalKey) {
+        if let entry = renaming {
+            typeName(key, entry: entry)
+            return
+        }
         if confirmingQuit {
-            if key == .character("y") || key == .character("Y") { quit = true }
             confirmingQuit = false
+            if key == .character("y") || key == .character("Y") {
+                // Back to the lobby of the same room: the match is forfeited, the room kept.
+                let left = peer.withMatch { match, now in match.leaveMatch(now: now) }
+                if left {
+                    leftMatch = true
+                    show("You left the match; back in the lobby of room \(room)")
+                }
+            }
             return
         }
         if helpShown {
@@ -146,7 +177,9 @@ final class NetPlayScreen: Screen {
         let move = action.flatMap { PracticeScreen.move(for: $0) }
         let pressed = MonotonicClock.wallMicroseconds()
         let outcome = peer.withMatch { match, now -> KeyOutcome in
-            if action == .quit { return match.isPlaying ? .quitInMatch : .quitInLobby }
+            if action == .quit || key == .character("Q") {
+                return match.isPlaying && !match.hasLeftMatch ? .quitInMatch : .quitInLobby
+            }
             guard match.isPlaying else { return Self.lobbyKey(key, action: action, spectator: spectator, match: &match, now: now) }
             guard !spectator, !holding, let move, match.applyLocal(move, now: now)?.isAccepted == true,
                   let owner = match.owner else { return .none }
@@ -166,15 +199,42 @@ final class NetPlayScreen: Screen {
                 let all = BotLevel.allCases
                 practiceLevel = all[((all.firstIndex(of: practiceLevel) ?? 0) + 1) % all.count]
             } else {
+                practiceSettings = peer.withMatch { match, _ in match.roomSettings }
                 practiceRequested = practiceLevel
             }
+        case .rename:
+            renaming = ""
         case .none:
             break
         }
     }
 
+    /// A key while a new name is typed: characters add (up to the 24 bytes a name holds),
+    /// backspace takes the last one back, enter applies it in the room, escape keeps the old one.
+    private func typeName(_ key: TerminalKey, entry: String) {
+        switch key {
+        case .enter:
+            renaming = nil
+            let renamed = peer.withMatch { match, _ in match.rename(to: entry) ? match.name : nil }
+            if let renamed {
+                name = renamed
+                show("You are \(renamed) in the room now")
+            } else {
+                show("Name not changed: give 1 to 24 bytes, in the lobby")
+            }
+        case .escape:
+            renaming = nil
+        case .backspace:
+            renaming = String(entry.dropLast())
+        case .character(let c) where !c.isNewline && (entry + String(c)).utf8.count <= Hello.nameBytesMax:
+            renaming = entry + String(c)
+        default:
+            break
+        }
+    }
+
     /// Lobby keys, on the match under the peer's lock: ready toggles this player's ready mark;
-    /// `s`, `c`, `g`, `h` change the room's settings (for everyone, clearing every ready mark);
+    /// `s`, `c`, `g`, `h`, `t` (rule set) change the room's settings (for everyone, clearing every ready mark);
     /// `n` starts now with the ready players. Spectators change nothing.
     private static func lobbyKey(_ key: TerminalKey, action: KeyAction?, spectator: Bool,
                                  match: inout MatchPeer, now: NetTime) -> KeyOutcome {
@@ -184,12 +244,18 @@ final class NetPlayScreen: Screen {
             return .none
         }
         switch key {
-        case .character("s"), .character("c"), .character("g"), .character("h"):
+        case .character("s"), .character("c"), .character("g"), .character("h"), .character("t"):
             guard !spectator else { return .none }
             var settings = match.roomSettings
             switch key {
             case .character("s"): settings.speed = (settings.speed + 1) % 10
             case .character("c"): settings.colors = settings.colors == 6 ? 4 : settings.colors + 1
+            case .character("t"):
+                // The next rule set; the starting height kept within its range (tsu has none).
+                let all = RuleSet.all
+                settings.ruleSet = all[((all.firstIndex(of: settings.ruleSet) ?? 0) + 1) % all.count]
+                let heights = settings.ruleSet.startingHeights
+                settings.startingHeight = min(max(settings.startingHeight, heights.lowerBound), heights.upperBound)
             case .character("h"):
                 // The starting height, within the room's rule set's range (tsu has none).
                 let heights = settings.ruleSet.startingHeights
@@ -210,6 +276,8 @@ final class NetPlayScreen: Screen {
             return .none
         case .character("l"), .character("b"):
             return .lobbyOnly
+        case .character("e"):
+            return match.isInLobby ? .rename : .none
         default:
             return .none
         }
@@ -261,10 +329,28 @@ final class NetPlayScreen: Screen {
                 desyncs.append(desync)
                 logger.error("\(desync)")
             case .gameOver(let game, let winner):
-                gameEnded(winner: winner)
+                if !leftMatch { gameEnded(winner: winner) }
                 logger.info("game over", metadata: ["game": "\(game)", "winner": "\(winner?.hex ?? "none")"])
             case .matchOver(let winner, let wins):
-                matchEnded(winner: winner, wins: wins)
+                if leftMatch {
+                    // The leaver goes straight to the lobby: no hold, no results.
+                    leftMatch = false
+                    finalGame = nil
+                    gameBanner = nil
+                    holdUntil = 0
+                    results = nil
+                    resultsPending = false
+                } else {
+                    matchEnded(winner: winner, wins: wins)
+                }
+                afterMatch = true
+                rematchAnnounced = []
+            case .playerOut(let player, let name, let reason):
+                if !name.isEmpty, player != peer.id { lobbyNames[player] = name }
+                outOfMatch.append((player, name.isEmpty ? displayName(player) : name, reason))
+                if player != peer.id { show(Self.outText(name: displayName(player), reason: reason)) }
+            case .lobbyChanged:
+                announceRematches()
             case .gameStarted:
                 gameStartedAt = MonotonicClock.now().nanoseconds
             case .matchStarted(let settings, let players):
@@ -276,10 +362,15 @@ final class NetPlayScreen: Screen {
                 results = nil
                 peerWins = [:]
                 gamesInMatch = 0
+                outOfMatch = []
+                outCountedAtLastGame = 0
+                afterMatch = false
+                leftMatch = false
             case .startFailed(let count):
                 show("Not enough players (\(count)); get ready again when others are here.")
             case .viewChanged(let view):
-                for gone in view.departed { show("\(displayName(gone)) left") }
+                // Players of the match are announced by `playerOut` (with why they went).
+                for gone in view.departed where !outOfMatch.contains(where: { $0.player == gone }) { show("\(displayName(gone)) left") }
                 if let away = rejoinAfterPause, view.members.count > 1 {
                     rejoinAfterPause = nil
                     show("You were away for \(Self.seconds(away)) s; rejoined the room")
@@ -395,9 +486,17 @@ final class NetPlayScreen: Screen {
         let number = gamesInMatch
         finalGameNumber = number
         let out = finished.mirrors.filter { $0.value.isToppedOut }.keys.sorted().map(displayName)
-        let who = out.isEmpty ? "" : (out.count == 1 ? "\(out[0]) topped out: " : "\(out.joined(separator: " and ")) topped out: ")
-        let result = winner.map { $0 == peer.id ? "you win game \(number)!" : "\(displayName($0)) wins game \(number)." }
+        var who = out.isEmpty ? "" : (out.count == 1 ? "\(out[0]) topped out: " : "\(out.joined(separator: " and ")) topped out: ")
+        var result = winner.map { $0 == peer.id ? "you win game \(number)!" : "\(displayName($0)) wins game \(number)." }
             ?? "game \(number) is a draw."
+        // Players gone during this game: the game went to those left, by forfeit.
+        let gone = outOfMatch.dropFirst(outCountedAtLastGame)
+        outCountedAtLastGame = outOfMatch.count
+        if let first = gone.first {
+            who = Self.outText(name: first.name, reason: first.reason) + ": "
+            result = winner.map { $0 == peer.id ? "you win the game by forfeit" : "\(displayName($0)) wins the game by forfeit" }
+                ?? "game \(number) is a draw."
+        }
         let players = finished.mirrors.keys.sorted()
         gameBanner = [who + result, "Games won: " + players.map { "\(displayName($0)) \(peerWins[$0] ?? 0)" }.joined(separator: ", ")]
         finalGame = finished.mirrored ? finished : nil
@@ -411,7 +510,10 @@ final class NetPlayScreen: Screen {
     private func matchEnded(winner: PeerID?, wins: [PeerID: Int]) {
         for (id, count) in wins { tally[id, default: PlayerTally(name: displayName(id), isLocal: id == peer.id && !spectator)].wins = count }
         let headline: String
-        if let winner {
+        if let gone = outOfMatch.first(where: { $0.player != peer.id }), let winner, winner == peer.id || spectator {
+            let whom = winner == peer.id ? "you win" : "\(displayName(winner)) wins"
+            headline = Self.outText(name: gone.name, reason: gone.reason) + ": \(whom) the game by forfeit"
+        } else if let winner {
             headline = winner == peer.id ? "You win the match!" : (spectator ? "\(displayName(winner)) wins the match." : "You lose: \(displayName(winner)) wins the match.")
         } else {
             headline = "No winner."
@@ -423,7 +525,33 @@ final class NetPlayScreen: Screen {
         resultsPending = true
     }
 
+    /// Every name heard in the room (a peer that left keeps its name: entries are never dropped).
     private var lobbyNames: [PeerID: String] = [:]
+
+    /// "bob's connection was lost", "bob left the match for the lobby", "bob quit".
+    static func outText(name: String, reason: PlayerOutReason) -> String {
+        switch reason {
+        case .connectionLost: "\(name)'s connection was lost"
+        case .leftForLobby: "\(name) left the match for the lobby"
+        case .quit: "\(name) quit"
+        }
+    }
+
+    /// After a match: says who wants a rematch (a ready mark in the new start round), once each.
+    private func announceRematches() {
+        guard afterMatch else { return }
+        let ready = peer.withMatch { match, _ in match.isPlaying ? [] : Array(match.readyMarks.keys) }
+        for id in ready.sorted() where id != peer.id && !rematchAnnounced.contains(id) {
+            rematchAnnounced.insert(id)
+            show("\(displayName(id)) wants a rematch (\(keys.label(.ready)): you too)")
+        }
+    }
+
+    /// The others who asked for a rematch (for the results screen).
+    private func rematchLines(_ match: MatchPeer) -> [String] {
+        guard afterMatch, !match.isPlaying else { return [] }
+        return match.readyMarks.keys.filter { $0 != peer.id }.sorted().map { "\(displayName($0)) wants a rematch" }
+    }
     private var links: [PeerID: LinkStats] = [:]
 
     /// "0.3 ms 0%": the smoothed round-trip time and the loss of the link to `id`.
@@ -471,11 +599,13 @@ final class NetPlayScreen: Screen {
     private func drawScreen(_ screen: NetPeer.ScreenState, on term: Terminal) {
         let match = screen.match
         links = screen.links
-        lobbyNames = match.lobby.mapValues(\.name)
+        // Names accumulate: a player that left keeps its name in header, banner and results.
+        for (id, hello) in match.lobby where !hello.name.isEmpty { lobbyNames[id] = hello.name }
+        for (id, name) in match.match?.names ?? [:] where lobbyNames[id] == nil { lobbyNames[id] = name }
         if let results, !resultsPending {
             if GameLoop.drawTooSmall(on: term, columns: 60, rows: 12) { return }
             let rematch = spectator ? "" : "\(keys.label(.ready)): rematch   "
-            results.draw(on: term, hint: rematch + "\(keys.label(.quit)): quit   any other key: lobby")
+            results.draw(on: term, hint: rematch + "\(keys.label(.quit)): quit   any other key: lobby", notes: rematchLines(match))
             return
         }
         if let final = finalGame, let gameBanner {
@@ -499,7 +629,8 @@ final class NetPlayScreen: Screen {
             drawFooter(match, on: term)
             return
         }
-        if let state = match.match {
+        // A player who left the match is in the lobby, even while the others play on (3 or more).
+        if let state = match.match, !match.hasLeftMatch {
             let count = max(2, state.players.count)
             let fits = MatchView.fits(count: count, columns: term.columns, rows: term.rows)
             if !fits, GameLoop.drawTooSmall(on: term, columns: min(count, 2) * MatchView.fullWidth, rows: MatchView.minimumRows + (count > 2 ? MatchView.panelHeight : 0)) { return }
@@ -656,7 +787,7 @@ final class NetPlayScreen: Screen {
         } else {
             let readyHint = match.isMarkedReady ? "not ready" : "ready"
             let startNow = match.canStartNow(now: now) ? "   n: start now" : ""
-            _ = putWrapped(row, "\(keys.label(.ready)): \(readyHint)\(startNow)   s: speed   c: colours   g: games\(match.roomSettings.ruleSet.startingHeights.count > 1 ? "   h: height" : "")   b: practice vs a local \(practiceLevel.rawValue) bot (l: level)", on: term,
+            _ = putWrapped(row, "\(keys.label(.ready)): \(readyHint)\(startNow)   s: speed   c: colours   g: games\(match.roomSettings.ruleSet.startingHeights.count > 1 ? "   h: height" : "")   t: rules   e: name   b: practice vs a local \(practiceLevel.rawValue) bot (l: level)", on: term,
                            bold: match.isMarkedReady)
         }
     }
@@ -667,6 +798,10 @@ final class NetPlayScreen: Screen {
         let ready = match.readyMarks
         let others = members.filter { $0 != peer.id && match.lobby[$0]?.role == .player }
         let share = "share room '\(room)'" + (privateRoom ? " and its passphrase" : "")
+        if match.isPlaying {
+            // This player left the match; the others play on until it is over.
+            return "You left the match; the others play on. Get ready for the next one when it is over."
+        }
         if spectator {
             return others.count < 2 ? "Waiting for players: a match needs two; \(share)." : nil
         }
@@ -700,8 +835,10 @@ final class NetPlayScreen: Screen {
 
     private func drawFooter(_ match: MatchPeer, on term: Terminal) {
         let bottom = term.rows - 1
-        if confirmingQuit {
-            term.put(bottom, 0, "Leave the match? y to leave, any other key to stay", pair: Terminal.pairAlert, bold: true)
+        if let entry = renaming {
+            term.put(bottom, 0, "Your new name: \(entry)_   enter: keep it   esc: cancel", pair: Terminal.pairAccent, bold: true)
+        } else if confirmingQuit {
+            term.put(bottom, 0, "Leave the match for the lobby (you forfeit it)? y: leave, any other key: stay", pair: Terminal.pairAlert, bold: true)
         } else if let desync = desyncs.last {
             term.put(bottom, 0, "DESYNC: \(desync) (logged)", pair: Terminal.pairAlert, bold: true)
         } else if let banner {

@@ -66,12 +66,12 @@ extension EggsCommand {
             abstract: "Play in the terminal: a lobby of the peers in the room, or practice against a local bot.",
             discussion: """
                 Keys: arrows or h/j/k/l move (down drops faster), z/x or up rotate, space hard drops, \
-                p pauses a practice match, q leaves (asks first during a match), ? shows the keys and the rules \
+                p pauses a practice match, q leaves a match (asks first; a network match for the lobby of the room, forfeiting it), ? shows the keys and the rules \
                 in every screen (any key closes it). \
                 In the lobby: r or enter marks you ready (again: not ready), s changes the speed, c the colours, g the games \
-                per match, h the starting height (sfe) of the room's settings (for everyone; it clears every ready mark), b starts a practice match \
-                against a local bot and l picks its level, n starts the match now with the ready players (allowed 30 s \
-                after the first ready once two players are ready; shown when allowed), q quits. The match starts 3 s \
+                per match, h the starting height (sfe), t the rule set of the room's settings (for everyone; it clears every ready mark), b starts a practice match \
+                on the room's settings against a local bot and l picks its level, n starts the match now with the ready players (allowed 30 s \
+                after the first ready once two players are ready; shown when allowed), e changes your name in the room, q or Q quits. The match starts 3 s \
                 after every player is ready. \
                 Remap with --keys 'left=a,right=d,soft-drop=s,rotate-cw=w' or the file \
                 $XDG_CONFIG_HOME/eggs/keys (lines 'action = key'); actions: \
@@ -168,10 +168,12 @@ extension EggsCommand {
                 GameLoop.run(screen, on: term)
                 guard let level = screen.practiceRequested, !screen.quit, Terminal.interrupted == 0 else { break }
                 var generator = SystemRandomNumberGenerator()
+                // The room's settings, as the lobby shows them (the command line's only offer them).
+                let room = screen.practiceSettings ?? matchSettings
                 let practice = PracticeScreen(
                     name: playerName, level: level,
-                    options: LocalMatch.Options(seed: generator.next(), colors: settings.colors, speed: settings.speed, bestOf: settings.bestOf,
-                                                rules: settings.ruleSet, startingHeight: settings.startingHeight),
+                    options: LocalMatch.Options(seed: generator.next(), colors: room.colors, speed: room.speed, bestOf: room.gamesPerMatch,
+                                                rules: room.ruleSet, startingHeight: room.startingHeight),
                     keys: keyMap, unicode: term.unicode)
                 GameLoop.run(practice, on: term)
                 screen.resumeAfterPractice()

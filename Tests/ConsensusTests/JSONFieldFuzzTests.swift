@@ -15,6 +15,7 @@ let fuzzSamples: [MatchMessage] = sampleMessages + [
     .startProposal(match: 1, settings: MatchSettings(speed: 0, colors: 6, gamesPerMatch: 1, ruleSet: .tsu), wantsToPlay: true),
     .unready(match: 9),
     .go(match: 1),
+    .forfeit(game: 7),
     .inputs(game: 3, items: [.offsetGarbage(5), .offsetGarbage(MatchMessage.garbageOffsetMax), .ticks(12), .spawn]),
     .grids(game: 2, pictures: [
         GridPicture(player: PeerID(1), pairs: 12, cells: (0..<GridPicture.cellsCount).map { UInt8($0 % 8) }, garbage: 4),
@@ -275,7 +276,7 @@ struct JSONFieldFuzzTests {
         }
         let types = Set(fuzzSamples.compactMap { $0.json["type"]?.stringValue })
         #expect(types == ["hello", "votes", "start", "inputs", "checkpoint", "gameOver", "clock", "snapshot", "leave",
-                          "settings", "ready", "unready", "go", "grids"])
+                          "settings", "ready", "unready", "go", "grids", "forfeit"])
     }
 
     @Test("hex with a sign (which UInt64(_:radix:) takes) is no peer ID, hash or payload")

@@ -247,7 +247,20 @@ struct MatchPeerQueueTests {
 
 @Suite("MatchPeer when PeerNet gives up its view")
 struct ViewAbandonedTests {
-    @Test("a peer whose view PeerNet gave up (blocked too long) ends its part of the match, is back in the lobby, and takes a snapshot in the group it rejoins")
+    @Test("the log keeps the view given up (what decides a rival lost at the lower ID), and reads it back for a replay")
+    func abandonedViewIsLogged() {
+        let a = PeerID(0x1000), b = PeerID(0x2000)
+        let view = MembershipView(id: 5, members: [a, b], joined: [], key: 7)
+        let lines = [MessageLog.header(peer: a, room: "eggs"),
+                     MessageLog.line(for: .viewChanged(view), atMicroseconds: 1)!,
+                     MessageLog.line(for: .viewAbandoned(view), atMicroseconds: 2)]
+        #expect(lines[2] == #"{"at":2,"abandoned":{"view":5}}"#)
+        let (events, error, _) = LogFastPathTests.read(MessageLog.sealed(lines.compactMap { $0 }), inPlace: true)
+        #expect(error == nil)
+        #expect(events.contains { if case .event(.viewAbandoned(let v), 2, 3) = $0 { v.id == 5 } else { false } }, "\(events)")
+    }
+
+    @Test("a peer whose view of two PeerNet gave up (its rival went silent) wins the game by forfeit, is back in the lobby, and takes a snapshot in the group it rejoins")
     func abandonedViewEndsTheMatchHere() {
         let a = PeerID(0x1000), b = PeerID(0x2000)
         let room = HandRoom()
@@ -264,7 +277,11 @@ struct ViewAbandonedTests {
         let peer = room.peers[a]!
         #expect(peer.match == nil && peer.owner == nil && !peer.isSynced && peer.view == nil)
         #expect(peer.pendingSendCount == 0, "nothing about the dropped state is left to send")
-        #expect(room.events[a]!.contains { if case .matchOver(nil, _) = $0 { true } else { false } })
+        // Of two, the rival went silent: it is out (connection lost) and a wins the game under way
+        // by forfeit, and the match, as the higher ID would have in a's place.
+        #expect(room.events[a]!.contains { if case .playerOut(b, _, .connectionLost) = $0 { true } else { false } })
+        #expect(room.events[a]!.contains { if case .gameOver(_, a) = $0 { true } else { false } })
+        #expect(room.events[a]!.contains { if case .matchOver(a, let wins) = $0 { wins[a] == 1 } else { false } })
         // b restarted and founded a group; a joins it and takes b's snapshot.
         room.add(b)
         room.install(MembershipView(id: 1, members: [b], joined: [b], key: 9), at: [b])
@@ -278,5 +295,30 @@ struct ViewAbandonedTests {
         let started = room.events[a]!.filter { if case .matchStarted = $0 { true } else { false } }.count
         #expect(started == 2, "a new match of both: \(room.events[a]!.suffix(8)) \(room.events[b]!.suffix(8))")
         #expect(room.desyncs.isEmpty, "\(room.desyncs.prefix(2))")
+    }
+}
+
+@Suite("MatchPeer renamed in the lobby")
+struct RenameTests {
+    @Test("rename sends a hello with the new name, which the room applies when delivered; empty or control names are refused")
+    func rename() {
+        let a = PeerID(0x1000)
+        var peer = MatchPeer(config: MatchPeerConfig(id: a, name: "alice", voteSeed: 1))
+        let early = peer.rename(to: "zelda")
+        #expect(!early, "renamed with no room state")
+        peer.handle(.viewChanged(MembershipView(id: 1, members: [a], joined: [a], key: 0)))
+        var sent: [[UInt8]] = []
+        while let payload = peer.pollSend() { sent.append(payload) }
+        let empty = peer.rename(to: ""), control = peer.rename(to: "ze\u{7}lda")
+        #expect(!empty && !control)
+        let renamed = peer.rename(to: "zelda")
+        #expect(renamed && peer.name == "zelda")
+        var hello: [UInt8]?
+        while let payload = peer.pollSend() { if case .hello(let h)? = MatchMessage.decode(payload), h.name == "zelda" { hello = payload } }
+        let payload = try! #require(hello, "no hello with the new name")
+        for (seq, bytes) in (sent + [payload]).enumerated() {
+            peer.handle(.delivered(Delivery(from: a, seq: UInt64(seq + 1), payload: bytes)))
+        }
+        #expect(peer.lobby[a]?.name == "zelda")
     }
 }

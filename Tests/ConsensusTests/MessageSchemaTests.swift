@@ -121,6 +121,7 @@ struct MessageGenerator {
                           wantsToPlay: oneIn(2))
         case .unready: return .unready(match: u32())
         case .go: return .go(match: u32())
+        case .forfeit: return .forfeit(game: u32())
         case .grids: return .grids(game: u32(), pictures: peers(int(1...MatchMessage.playersMax)).map { picture($0) })
         }
     }

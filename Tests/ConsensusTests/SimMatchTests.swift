@@ -18,6 +18,8 @@ final class BotApp: SimApplication {
     var nextTick: NetTime
     let settings: MatchSettings
     var events: [MatchEvent] = []
+    /// Set to leave the match for the lobby (`q` in a match) at the next tick.
+    var leaveRequested = false
     /// Offset items (rule sets that offset) this peer put in its stream.
     var offsetItemsSent = 0
     /// Optional round-latency probe shared by every life of a run (see `RoundProbe`).
@@ -75,7 +77,10 @@ final class BotApp: SimApplication {
         }
         let move = peer.owner.flatMap { bot.tick(grid: $0.grid, next: peer.ownerNextPair) }
         var fresh: [MatchEvent] = []
+        let leave = leaveRequested
+        leaveRequested = false
         node.perform(core: core, now: now, sent: { self.sent($0, now: now) }, events: { fresh.append($0) }) { peer in
+            if leave { peer.leaveMatch(now: now) }
             if let move { peer.applyLocal(move, now: now) }
             peer.tick(now: now)
         }

@@ -186,6 +186,21 @@ final class TmuxSession {
         _ = try? Harness.tmux(socket, ["resize-window", "-t", name, "-x", "\(width)", "-y", "\(height)"])
     }
 
+    /// Quits `play` from whatever screen it shows: `q`, and `y` when a match asks (a network
+    /// match's `q`, `y` leads to the lobby, where `q` quits), until the program has exited (at
+    /// most `seconds`). Returns whether it did.
+    @discardableResult
+    func quitPlay(seconds: Double = 20) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            let shown = screen()
+            if shown.contains("EXIT=") { return true }
+            send(shown.contains("Leave the match") ? "y" : "q")
+            usleep(300_000)
+        }
+        return screen().contains("EXIT=")
+    }
+
     /// Waits until the screen contains `text` (at most `seconds`); returns the last screen.
     @discardableResult
     func waitFor(_ text: String, seconds: Double = 20) -> String? {

@@ -46,14 +46,18 @@ struct NetworkPlayTests {
         }
         #expect(mirrored, "bob's move never reached alice's mirror: \(alice.screen())")
 
+        // q, y leaves the match for the lobby of the room; q there quits.
         alice.send("q")
-        #expect(alice.waitFor("Leave the match?") != nil)
+        #expect(alice.waitFor("Leave the match for the lobby") != nil)
         alice.send("y")
+        #expect(alice.waitFor("lobby of room") != nil, "alice is not back in the lobby: \(alice.screen())")
+        alice.send("q")
         #expect(alice.waitFor("EXIT=0") != nil, "alice did not exit cleanly: \(alice.screen())")
         let alternate = (try? Harness.tmux(alice.socket, ["display-message", "-p", "-t", alice.name, "#{alternate_on}"])) ?? ""
         #expect(alternate.hasPrefix("0"), "alice's terminal is still in the game's screen")
-        // Bob is left alone: the match ends with him as the winner, on the results screen.
-        #expect(bob.waitFor("You win the match!") != nil, "bob's match did not end: \(bob.screen())")
+        // Bob is left alone: the match ends with him as the winner by forfeit, on the results screen.
+        #expect(bob.waitFor("alice left the match for the lobby: you win the game by forfeit") != nil, "bob's match did not end: \(bob.screen())")
+        #expect(bob.waitFor("largest chain") != nil, "no results on bob's screen: \(bob.screen())")
         bob.send("q")
         #expect(bob.waitFor("EXIT=0") != nil)
     }

@@ -46,15 +46,21 @@ struct NetworkResultsTests {
         #expect(carol.waitFor("bob wins the match.", seconds: 15) != nil, "carol's results: \(carol.screen())")
         usleep(4_000_000)
         #expect(bob.screen().contains("largest chain"), "bob's results did not stay: \(bob.screen())")
+        // Alice asks for a rematch: every other peer sees it on its results screen.
         alice.send("r")
+        #expect(bob.waitFor("alice wants a rematch", seconds: 10) != nil, "bob is not told of the rematch request: \(bob.screen())")
+        #expect(carol.waitFor("alice wants a rematch", seconds: 10) != nil, "carol is not told of the rematch request: \(carol.screen())")
         bob.send("r")
         carol.send("x")
         let rematch = alice.waitFor("game 1,")
         #expect(rematch != nil, "the rematch did not start at game 1: \(alice.screen())")
+        // q, y leaves the match for the lobby, where q quits.
         for session in [alice, bob] {
             session.send("q")
             session.send("y")
         }
+        #expect(alice.waitFor("lobby of room") != nil, "alice is not back in the lobby: \(alice.screen())")
+        alice.send("q")
         carol.send("q")
         #expect(alice.waitFor("EXIT=0") != nil)
     }
