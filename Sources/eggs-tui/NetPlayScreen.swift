@@ -31,9 +31,9 @@ final class NetPlayScreen: Screen {
     private var bannerTicks = 0
     private var desyncs: [Desync] = []
     private var lastChains: [PeerID: Int] = [:]
-    /// The match's figures per player, totalled at each game's end.
-    private var tally: [PeerID: PlayerTally] = [:]
-    private var matchSeconds = 0.0
+    /// The match as this screen tells it: game numbers, banners, each player's figures (totalled
+    /// at each game's end) and the results.
+    private var story: MatchStory
     private var gameStartedAt: UInt64?
     /// After a game: its final boards and the banner, held for a few seconds (the local player's
     /// own grid does not fall meanwhile, and moves are ignored).
@@ -78,6 +78,7 @@ final class NetPlayScreen: Screen {
         self.settings = settings
         self.keys = keys
         self.glyphs = Glyphs(unicode: unicode)
+        self.story = MatchStory(local: spectator ? nil : peer.id)
         // The settings given on the command line (or in the config file) are offered to the
         // room: they apply if nobody has set the room's yet (the highest-ID offer wins).
         if !spectator { peer.withMatch { match, _ in match.offerSettings(settings) } }
@@ -267,15 +268,16 @@ final class NetPlayScreen: Screen {
                 matchEnded(winner: winner, wins: wins)
             case .gameStarted:
                 gameStartedAt = MonotonicClock.now().nanoseconds
+                story.seen(atMicroseconds: Int64(MonotonicClock.wallMicroseconds()))
+            case .synced(fromSnapshot: true):
+                // Came into a room whose match is under way: the results say from when.
+                if peer.withMatch({ match, _ in match.match != nil }) { story.seen(atMicroseconds: Int64(MonotonicClock.wallMicroseconds())) }
             case .matchStarted(let settings, let players):
                 show("Match starts: \(players.count) players, \(settings.ruleSet.name), speed \(settings.speed), best of \(settings.gamesPerMatch)"
                      + (settings.startingHeight > 0 ? ", starting height \(settings.startingHeight)" : ""))
                 lastChains = [:]
-                tally = [:]
-                matchSeconds = 0
+                story.matchStarted()
                 results = nil
-                peerWins = [:]
-                gamesInMatch = 0
             case .startFailed(let count):
                 show("Not enough players (\(count)); get ready again when others are here.")
             case .viewChanged(let view):
@@ -377,49 +379,18 @@ final class NetPlayScreen: Screen {
     /// its final boards.
     private func gameEnded(winner: PeerID?) {
         let finished = peer.withMatch { match, _ in match.lastGame }
-        gamesInMatch += 1
-        if let winner { peerWins[winner, default: 0] += 1 }
         let now = MonotonicClock.now().nanoseconds
-        if let started = gameStartedAt { matchSeconds += Double(now &- started) / 1e9 }
+        let played = gameStartedAt.map { Double(now &- $0) / 1e9 } ?? 0
         gameStartedAt = nil
-        guard let finished else { return }
-        for (id, mirror) in finished.mirrors {
-            var entry = tally[id] ?? PlayerTally(name: displayName(id), isLocal: id == peer.id && !spectator)
-            let grid = mirror.grid
-            entry.pairsPlaced += max(0, grid.pairsSpawned - (grid.state == .awaitingSpawn ? 0 : 1))
-            entry.largestChain = max(entry.largestChain, mirror.largestChain)
-            entry.garbageSent += mirror.garbageSent
-            entry.garbageReceived += mirror.garbageReceived
-            tally[id] = entry
-        }
-        let number = gamesInMatch
-        finalGameNumber = number
-        let out = finished.mirrors.filter { $0.value.isToppedOut }.keys.sorted().map(displayName)
-        let who = out.isEmpty ? "" : (out.count == 1 ? "\(out[0]) topped out: " : "\(out.joined(separator: " and ")) topped out: ")
-        let result = winner.map { $0 == peer.id ? "you win game \(number)!" : "\(displayName($0)) wins game \(number)." }
-            ?? "game \(number) is a draw."
-        let players = finished.mirrors.keys.sorted()
-        gameBanner = [who + result, "Games won: " + players.map { "\(displayName($0)) \(peerWins[$0] ?? 0)" }.joined(separator: ", ")]
-        finalGame = finished.mirrored ? finished : nil
+        story.seen(atMicroseconds: Int64(MonotonicClock.wallMicroseconds()))
+        gameBanner = story.gameEnded(finished, winner: winner, seconds: played, name: displayName)
+        finalGameNumber = story.gamesFinished
+        finalGame = finished?.mirrored == true ? finished : nil
         holdUntil = now + Self.holdNanoseconds
     }
 
-    /// Games finished and games won in the current match (the banner and results count them).
-    private var peerWins: [PeerID: Int] = [:]
-    private var gamesInMatch = 0
-
     private func matchEnded(winner: PeerID?, wins: [PeerID: Int]) {
-        for (id, count) in wins { tally[id, default: PlayerTally(name: displayName(id), isLocal: id == peer.id && !spectator)].wins = count }
-        let headline: String
-        if let winner {
-            headline = winner == peer.id ? "You win the match!" : (spectator ? "\(displayName(winner)) wins the match." : "You lose: \(displayName(winner)) wins the match.")
-        } else {
-            headline = "No winner."
-        }
-        let order = tally.keys.sorted { (tally[$0]!.isLocal ? 0 : 1, $0) < (tally[$1]!.isLocal ? 0 : 1, $1) }
-        results = MatchResults(
-            headline: headline, won: spectator ? nil : winner.map { $0 == peer.id }, games: gamesInMatch,
-            seconds: matchSeconds, players: order.map { tally[$0]! })
+        results = story.results(winner: winner, wins: wins, name: displayName)
         resultsPending = true
     }
 
@@ -484,16 +455,8 @@ final class NetPlayScreen: Screen {
                GameLoop.drawTooSmall(on: term, columns: min(count, 2) * MatchView.fullWidth, rows: MatchView.minimumRows) { return }
             term.put(0, 0, GameLoop.fitting(["eggs — room \(room) — game \(finalGameNumber) over", "eggs — game \(finalGameNumber) over"],
                                             width: term.columns), bold: true)
-            var order = final.mirrors.keys.sorted()
-            if let me = order.firstIndex(of: peer.id) { order.insert(order.remove(at: me), at: 0) }
-            let panels = order.map { id -> PlayerPanel in
-                let mirror = final.mirrors[id]!
-                return PlayerPanel(
-                    name: lobbyNames[id] ?? id.hex, grid: mirror.grid, next: [], wins: peerWins[id] ?? 0,
-                    incomingGarbage: 0, chain: mirror.largestChain,
-                    status: mirror.isToppedOut ? "out" : (id == final.winner ? "winner" : ""),
-                    isLocal: id == peer.id && !spectator, alert: mirror.isToppedOut)
-            }
+            let names = lobbyNames
+            let panels = story.finalPanels(final) { names[$0] ?? $0.hex }
             let area = MatchView.draw(panels, on: term, glyphs: glyphs, top: 1)
             Banner.draw(gameBanner, on: term, centreRow: area.centreRow)
             drawFooter(match, on: term)
