@@ -154,6 +154,9 @@ extension EggsCommand {
             let historyLogger = Logger(label: "eggs.history")
             let history = HistoryRecorder { historyLogger.warning("\($0)") }
             peer.history = history
+            // Logs in eggs-tui's own directory are kept within the config's bound (this peer's
+            // new log is open, so locked: never deleted).
+            if network.log == nil { LogRetention.pruneOwnDirectory() }
             defer {
                 peer.close()
                 history.finish()
