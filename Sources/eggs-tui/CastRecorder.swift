@@ -141,13 +141,53 @@ struct CastRecorder {
             defer { free(logPath); free(castPath) }
             if strcmp(logPath, castPath) == 0 { throw CommandFailure.badInput("--cast \(output) is the log itself") }
         }
-        let summary = try CastRecorder(path: log, speed: speed, passphrase: passphrase).record(to: output)
+        let summary = PracticeLog.isPracticeLog(path: log)
+            ? try recordPractice(try PracticeLog.Loaded(path: log, passphrase: passphrase), path: log, speed: speed, to: output)
+            : try CastRecorder(path: log, speed: speed, passphrase: passphrase).record(to: output)
         let json = JSONValue.object([
             ("cast", .string(output)), ("frames", .int(Int64(summary.frames))),
             ("markers", .int(Int64(summary.markers.count))), ("seconds", .double((summary.seconds * 1000).rounded() / 1000)),
             ("bytes", .int(Int64(summary.bytes))), ("result", summary.headline.map { .string($0) } ?? .null),
         ])
         FileHandleOutput.stdout(json.serialized)
+    }
+
+    /// Records a practice log: the match re-run tick by tick as the practice screen shows it
+    /// (banners held as long, the results at the end), 30 frames a second of match time.
+    static func recordPractice(_ log: PracticeLog.Loaded, path: String, speed: Double, to output: String) throws -> Summary {
+        let screen = PracticeScreen(playback: log, speed: 1, unicode: true)
+        var cast = CastScreen(title: "eggs replay — \(baseName(path))")
+        var writer = try CastWriter(path: output, width: cast.width, height: cast.height,
+                                    title: "eggs: \(baseName(path))", bytesMax: castBytesMax)
+        defer { writer.close() }
+        var summary = Summary()
+        var ticks = 0
+        var drawn = -1
+        func frame(status: String) throws {
+            let changes = cast.render(screen.castScene(), status: status)
+            if !changes.isEmpty {
+                try writer.output(at: Double(ticks) / 60 / speed, changes)
+                summary.frames += 1
+            }
+            drawn = ticks
+        }
+        try frame(status: "")
+        while screen.wantsTicks {
+            _ = screen.tick()
+            ticks += 1
+            for chain in screen.takeChains() {
+                let label = "\(screen.seatNames[chain.seat]): \(chain.length)-chain"
+                try writer.marker(at: Double(ticks) / 60 / speed, label: label)
+                summary.markers.append(label)
+            }
+            if ticks - drawn >= 2 { try frame(status: "") }
+        }
+        try frame(status: log.truncatedAtLine.map { "The log is cut off at line \($0)." } ?? "end of log")
+        if case .results(let results) = screen.castScene() { summary.headline = results.headline }
+        summary.seconds = Double(ticks) / 60 / speed
+        try writer.finish()
+        summary.bytes = writer.bytesWritten
+        return summary
     }
 
     static func baseName(_ path: String) -> String {
@@ -257,6 +297,8 @@ struct CastScreen {
         case held([Panel], banner: [String], number: Int)
         /// The match's results table.
         case results(MatchResults)
+        /// Boards under a header line (a practice match).
+        case boards(header: String, [Panel])
     }
 
     /// The escape sequences that bring the terminal from the last frame to this one.
@@ -289,6 +331,9 @@ struct CastScreen {
                 return Panel(name: replica.lobby[id]?.name ?? id.hex, wins: match.wins[id] ?? 0, grid: grid,
                              state: grid.state == .toppedOut ? "out" : (chain > 1 ? "\(chain)-chain!" : ""))
             }
+            draw(boards, into: &lines, width: width)
+        case .boards(let header, let boards):
+            lines[1] = String("\(header)   \(status)".prefix(width))
             draw(boards, into: &lines, width: width)
         case .held(let boards, let banner, let number):
             lines[1] = String("game \(number) over   \(status)".prefix(width))

@@ -125,8 +125,12 @@ extension EggsCommand {
                     rules: settings.ruleSet, startingHeight: settings.startingHeight)
                 let term = try Terminal(noColor: noColor)
                 defer { term.restore() }
-                let screen = PracticeScreen(name: playerName, level: level, options: options, keys: keyMap, unicode: term.unicode)
+                let screen = PracticeScreen(name: playerName, level: level, options: options, keys: keyMap, unicode: term.unicode,
+                                            log: PracticeLogTarget(peer: network.peerID(), file: network.log))
                 GameLoop.run(screen, on: term)
+                screen.closeLog()
+                term.restore()
+                if let failure = screen.logFailure { throw CommandFailure.detected(failure) }
                 return
             }
             try runNetwork(keyMap: keyMap)
@@ -175,8 +179,10 @@ extension EggsCommand {
                     name: playerName, level: level,
                     options: LocalMatch.Options(seed: generator.next(), colors: settings.colors, speed: settings.speed, bestOf: settings.bestOf,
                                                 rules: settings.ruleSet, startingHeight: settings.startingHeight),
-                    keys: keyMap, unicode: term.unicode)
+                    keys: keyMap, unicode: term.unicode,
+                    log: PracticeLogTarget(peer: network.peerID(), file: nil))
                 GameLoop.run(practice, on: term)
+                practice.closeLog()
                 screen.resumeAfterPractice()
                 if Terminal.interrupted != 0 { break }
             }
