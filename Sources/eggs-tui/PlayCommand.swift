@@ -125,8 +125,12 @@ extension EggsCommand {
                     rules: settings.ruleSet, startingHeight: settings.startingHeight)
                 let term = try Terminal(noColor: noColor)
                 defer { term.restore() }
+                // The match is recorded in the history when its log closes, off the game loop.
+                let historyLogger = Logger(label: "eggs.history")
+                let history = HistoryRecorder { historyLogger.warning("\($0)") }
+                defer { history.finish() }
                 let screen = PracticeScreen(name: playerName, level: level, options: options, keys: keyMap, unicode: term.unicode,
-                                            log: PracticeLogTarget(peer: network.peerID(), file: network.log))
+                                            log: PracticeLogTarget(peer: network.peerID(), file: network.log, history: history))
                 GameLoop.run(screen, on: term)
                 screen.closeLog()
                 term.restore()
@@ -180,7 +184,7 @@ extension EggsCommand {
                     options: LocalMatch.Options(seed: generator.next(), colors: settings.colors, speed: settings.speed, bestOf: settings.bestOf,
                                                 rules: settings.ruleSet, startingHeight: settings.startingHeight),
                     keys: keyMap, unicode: term.unicode,
-                    log: PracticeLogTarget(peer: network.peerID(), file: nil))
+                    log: PracticeLogTarget(peer: network.peerID(), file: nil, history: history))
                 GameLoop.run(practice, on: term)
                 practice.closeLog()
                 screen.resumeAfterPractice()

@@ -1,5 +1,6 @@
 import Consensus
 import EggBot
+import EggHistory
 import EggGame
 import PeerNet
 #if canImport(Glibc)
@@ -25,9 +26,9 @@ enum PracticeLog {
         .left: "left", .right: "right", .rotateCW: "rotate-cw", .rotateCCW: "rotate-ccw", .down: "down", .hardDrop: "hard-drop",
     ]
 
-    static func header(peer: PeerID, name: String, level: BotLevel, options: LocalMatch.Options) -> String {
+    static func header(peer: PeerID, name: String, level: BotLevel, options: LocalMatch.Options, atMicroseconds: Int64) -> String {
         JSONValue.object([
-            ("format", .string(format)), ("version", .int(Int64(version))), ("peer", .string(peer.hex)),
+            ("format", .string(format)), ("version", .int(Int64(version))), ("at", .int(atMicroseconds)), ("peer", .string(peer.hex)),
             ("name", .string(name)), ("level", .string(level.rawValue)), ("seed", .string(hex16(options.seed))),
             ("colors", .int(Int64(options.colors))), ("speed", .int(Int64(options.speed))), ("bestOf", .int(Int64(options.bestOf))),
             ("rules", .string(options.rules.name)), ("height", .int(Int64(options.startingHeight))),
@@ -94,6 +95,12 @@ enum PracticeLog {
         var games: [GameEnd] = []
         /// The tick the match stood at when its log closed.
         var stoppedAt: Int?
+        /// When the match started, and when its log closed (the end line), wall-clock µs.
+        var startedAt: Int64 = 0
+        var endedAt: Int64?
+        /// The digests of the header line (it names the match) and of the last whole line.
+        var headerDigest = ""
+        var lastDigest = ""
         /// The log has its end line.
         var complete = false
         var truncatedAtLine: Int?
@@ -119,7 +126,9 @@ enum PracticeLog {
                 guard digest.check(line) else { throw bad("the line's digest does not match (an edited, missing, reordered or spliced line)") }
                 guard let json = JSONValue.parse(bytes: Array(line)) else { throw bad("not a JSON object") }
                 lines = number
+                lastDigest = digest.hex
                 if header == nil {
+                    headerDigest = digest.hex
                     guard json["format"]?.stringValue == format, json["version"]?.intValue == Int64(version) else {
                         throw bad("not an eggs practice log header")
                     }
@@ -128,6 +137,7 @@ enum PracticeLog {
                 }
                 if json["end"] != nil {
                     complete = true
+                    endedAt = json["at"]?.intValue
                     continue
                 }
                 guard let tick = json["tick"]?.intValue, tick >= Int64(lastTick), tick <= Int64(Int32.max) else {
@@ -160,9 +170,11 @@ enum PracticeLog {
                   let speed = header["speed"]?.intValue, GravityClock.speedsSupported.contains(Int(speed)),
                   let bestOf = header["bestOf"]?.intValue, [1, 3, 5, 7].contains(bestOf),
                   let rules = header["rules"]?.stringValue.flatMap(RuleSet.named),
-                  let height = header["height"]?.intValue, rules.startingHeights.contains(Int(height))
+                  let height = header["height"]?.intValue, rules.startingHeights.contains(Int(height)),
+                  let at = header["at"]?.intValue, at >= 0
             else { throw bad("a header value is missing or out of its limits") }
             self.peer = peer
+            self.startedAt = at
             self.name = name
             self.level = level
             options = LocalMatch.Options(seed: seed, colors: Int(colors), speed: Int(speed), bestOf: Int(bestOf),
@@ -222,5 +234,76 @@ enum PracticeLog {
             report.mismatch = "game \(missing.game): the log says it ended at tick \(missing.tick); the match re-run does not end it"
         }
         return report
+    }
+}
+
+extension PracticeLog {
+    /// The bot's ID in a practice match's history record (its name, "bot (medium)", is what the
+    /// history rates).
+    static func botID(_ level: BotLevel) -> PeerID {
+        PeerID(0xb0_7000 + UInt64(BotLevel.allCases.firstIndex(of: level) ?? 0))
+    }
+
+    /// The match of a practice log as the history records it (docs/history.md): re-run, game by
+    /// game, with each seat's largest chain, pairs placed and garbage; abandoned when the log
+    /// stops before the match is over. The header line's digest is its key.
+    /// - Throws: ``LogRefused`` when the re-run does not end a game as the log says.
+    static func historyContents(_ log: Loaded, path: String) throws(LogRefused) -> LogContents {
+        let report = verify(log)
+        if let mismatch = report.mismatch { throw LogRefused(path: path, reason: mismatch) }
+        let ids = [log.peer, botID(log.level)]
+        var match = LocalMatch(options: log.options, seats: log.seats)
+        var games: [MatchRecord.Game] = []
+        var stats = [(chain: 0, pairs: 0, sent: 0, received: 0), (chain: 0, pairs: 0, sent: 0, received: 0)]
+        var ticks = 0, gameStart = 0
+        let lastTick = log.stoppedAt ?? max(log.games.last?.tick ?? 0, (log.moves.keys.max() ?? -1) + 1)
+        while !match.isOver && ticks < lastTick {
+            for move in log.moves[ticks] ?? [] { match.enqueue(move, seat: 0) }
+            let events = match.tick()
+            ticks += 1
+            for event in events {
+                switch event {
+                case .input(let seat, _, .ticked(_, let chain?)):
+                    stats[seat].pairs += 1
+                    stats[seat].chain = max(stats[seat].chain, chain.chain)
+                case .garbageSent(let from, let to, let count):
+                    stats[from].sent += count
+                    stats[to].received += count
+                case .gameOver(let winner):
+                    let grids = match.lastGameGrids ?? match.grids
+                    games.append(MatchRecord.Game(
+                        number: games.count + 1, game: UInt32(games.count), winner: winner.map { ids[$0] },
+                        durationSeconds: Double(ticks - gameStart) / 60, mirrored: true,
+                        stats: (0..<2).map { seat in
+                            MatchRecord.PlayerStats(player: ids[seat], largestChain: stats[seat].chain, pairsPlaced: stats[seat].pairs,
+                                                    garbageSent: stats[seat].sent, garbageReceived: stats[seat].received,
+                                                    toppedOut: grids[seat].state == .toppedOut)
+                        }))
+                    stats = [(0, 0, 0, 0), (0, 0, 0, 0)]
+                    gameStart = ticks
+                default: break
+                }
+            }
+        }
+        let names = [log.name, "bot (\(log.level.rawValue))"]
+        let record = MatchRecord(
+            key: log.headerDigest, startLine: 1, startedAt: log.startedAt, endedAt: match.isOver ? log.endedAt : nil, room: "practice",
+            settings: .init(rules: log.options.rules.name, speed: log.options.speed, colors: log.options.colors,
+                            gamesPerMatch: log.options.bestOf, startingHeight: log.options.startingHeight),
+            recorder: log.peer, players: (0..<2).map { MatchRecord.Player(id: ids[$0], name: names[$0], wins: match.wins[$0]) },
+            games: games, winner: match.matchWinner.map { ids[$0] }, abandoned: !match.isOver)
+        return LogContents(path: path, peer: log.peer, room: "practice", lastDigest: log.lastDigest, lines: log.lines,
+                           complete: log.complete, matches: [record])
+    }
+
+    /// Reads, re-runs and records the practice log at `path` in `database`.
+    static func record(path: String, in database: HistoryDatabase) throws -> ImportResult {
+        let log: Loaded
+        do {
+            log = try Loaded(path: path, passphrase: nil)
+        } catch {
+            throw LogRefused(path: path, reason: "\(error)")
+        }
+        return try database.record(try historyContents(log, path: path))
     }
 }

@@ -77,7 +77,8 @@ final class PracticeScreen: Screen {
         let path = logTarget.nextPath(match: logPaths.count + 1)
         do {
             let file = try LogFile(path: path, sealed: true)
-            file.write(PracticeLog.header(peer: logTarget.peer, name: playerName, level: level, options: match.options))
+            file.write(PracticeLog.header(peer: logTarget.peer, name: playerName, level: level, options: match.options,
+                                          atMicroseconds: Int64(MonotonicClock.wallMicroseconds())))
             log = file
             logPaths.append(path)
             if logTarget.prunes { LogRetention.pruneOwnDirectory() }
@@ -92,7 +93,12 @@ final class PracticeScreen: Screen {
         log = nil
         file.write(PracticeLog.stopped(tick: matchTicks))
         file.finish(atMicroseconds: Int64(MonotonicClock.wallMicroseconds()))
-        if let failure = file.failure, logFailure == nil { logFailure = failure }
+        if let failure = file.failure {
+            if logFailure == nil { logFailure = failure }
+        } else if let history = logTarget?.history, let path = logPaths.last {
+            // The match goes into the history (off the game loop), finished or abandoned.
+            history.record(logPath: path, passphrase: nil, flush: {})
+        }
     }
 
     /// Paused, asking whether to leave, showing help, too small to show or over: the whole match stands still.
@@ -314,6 +320,8 @@ struct PracticeLogTarget {
     /// One file for every match (`--log`: each rematch overwrites it), else nil: a new file a
     /// match in eggs-tui's own directory, which is then kept within the config's bound.
     var file: String?
+    /// Records each match in the history when its log closes; nil records nothing.
+    var history: HistoryRecorder? = nil
 
     var prunes: Bool { file == nil }
 

@@ -17,7 +17,7 @@ struct PracticeLogTests {
         let state = try Harness.temporaryDirectory("practice-log")
         defer { try? FileManager.default.removeItem(atPath: state) }
         let session = try TmuxSession(command: "\(Harness.binary) play --practice --seed 11 --speed 9 --level easy --name ada; echo EXIT=$?; sleep 60",
-                                      environment: ["XDG_STATE_HOME": state])
+                                      environment: ["XDG_STATE_HOME": state, "XDG_DATA_HOME": state + "/data"])
         defer { session.close() }
         #expect(session.waitFor("q quit") != nil, "no practice: \(session.screen())")
         // Hard drops until the match is over (the player tops out first, or the easy bot does).
@@ -41,6 +41,18 @@ struct PracticeLogTests {
         #expect(report["ok"] as? Bool == true)
         #expect(report["complete"] as? Bool == true)
         #expect((report["games"] as? Int ?? 0) >= 1 && report["games"] as? Int == report["gamesChecked"] as? Int, "\(report)")
+
+        // The match is in the history, against "bot (easy)", with its result; importing its log
+        // again changes nothing.
+        let history = try Harness.run(["history", "--json"], environment: ["XDG_DATA_HOME": state + "/data"])
+        #expect(history.status == 0, "\(history.stderr)")
+        let object = try JSONSerialization.jsonObject(with: Data(history.stdout.utf8)) as? [String: Any]
+        let matches = try #require(object?["matches"] as? [[String: Any]], "\(history.stdout)")
+        #expect(matches.count == 1, "\(history.stdout)")
+        #expect((matches.first?["opponents"] as? [String]) == ["bot (easy)"], "\(history.stdout)")
+        #expect(history.stdout.contains(headline.hasPrefix("You win") ? "won" : (headline.hasPrefix("You lose") ? "lost" : "")), "\(history.stdout)")
+        let again = try Harness.run(["history", "import", log], environment: ["XDG_DATA_HOME": state + "/data"])
+        #expect(again.status == 0 && again.stdout.hasPrefix("0 matches added, 0 updated, 1 already recorded"), "\(again.stdout) \(again.stderr)")
 
         // The cast ends on the same headline.
         let cast = state + "/practice.cast"
