@@ -28,6 +28,21 @@ public struct MatchRecord: Sendable, Hashable {
     /// was over.
     public var abandoned: Bool
 
+    public init(key: String, startLine: Int, startedAt: Int64, endedAt: Int64?, room: String, settings: Settings,
+                recorder: PeerID, players: [Player], games: [Game], winner: PeerID?, abandoned: Bool) {
+        self.key = key
+        self.startLine = startLine
+        self.startedAt = startedAt
+        self.endedAt = endedAt
+        self.room = room
+        self.settings = settings
+        self.recorder = recorder
+        self.players = players
+        self.games = games
+        self.winner = winner
+        self.abandoned = abandoned
+    }
+
     public struct Settings: Sendable, Hashable {
         public var rules: String
         public var speed: Int
@@ -121,6 +136,16 @@ public struct LogContents: Sendable {
     /// The log ends with its end line (its peer closed it).
     public var complete: Bool
     public var matches: [MatchRecord]
+
+    public init(path: String, peer: PeerID, room: String, lastDigest: String, lines: Int, complete: Bool, matches: [MatchRecord]) {
+        self.path = path
+        self.peer = peer
+        self.room = room
+        self.lastDigest = lastDigest
+        self.lines = lines
+        self.complete = complete
+        self.matches = matches
+    }
 }
 
 /// Why a log was refused.
@@ -128,6 +153,11 @@ public struct LogRefused: Error, CustomStringConvertible, Sendable {
     public var path: String
     public var reason: String
     public var description: String { "'\(path)' does not verify: \(reason)" }
+
+    public init(path: String, reason: String) {
+        self.path = path
+        self.reason = reason
+    }
 }
 
 /// Reads a log through ``Replay`` and builds its ``MatchRecord``s from the replica's events.

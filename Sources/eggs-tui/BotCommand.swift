@@ -313,6 +313,9 @@ extension EggsCommand {
                                     playersWanted: players, gamesMax: games, spectator: spectator,
                                     engine: spectator || engines.isEmpty ? nil : engines[index]))
             }
+            // Logs in eggs-tui's own directory are kept within the config's bound (the bots' own
+            // logs are open, so locked: never deleted).
+            if network.log == nil { LogRetention.pruneOwnDirectory() }
             let start = MonotonicClock.now()
             let deadline = seconds.map { start.adding(nanoseconds: UInt64($0 * 1e9)) }
             var nextTick = start.nanoseconds

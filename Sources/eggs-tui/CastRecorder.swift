@@ -26,6 +26,8 @@ struct CastRecorder {
         var markers: [String] = []
         var seconds = 0.0
         var bytes = 0
+        /// The last match's results headline ("alice wins the match."), nil when no match ended.
+        var headline: String?
     }
 
     let path: String
@@ -47,10 +49,47 @@ struct CastRecorder {
         let start = log.events.first?.at ?? 0
         let frameMicros = 1_000_000.0 / Self.framesPerSecond
         var frameDue = 0.0
+        // The match as the players' screens told it: each game's banner over its final boards,
+        // held as long as they held it, and the results at the end of the match.
+        var story = MatchStory(local: nil)
+        var held: (boards: [CastScreen.Panel], banner: [String], number: Int, until: Int64)?
+        var results: (table: MatchResults, from: Int64)?
+        var gameStartedAt: Int64?
+        let holdMicros = Int64(NetPlayScreen.holdNanoseconds / 1_000)
         for (index, (event, at)) in log.events.enumerated() {
             replica.handle(event, now: NetTime(nanoseconds: UInt64(max(0, at)) &* 1_000))
             while replica.pollSend() != nil {}
-            while replica.pollEvent() != nil {}
+            let lobby = replica.lobby
+            let name = { (id: PeerID) in lobby[id]?.name ?? id.hex }
+            while let matchEvent = replica.pollEvent() {
+                switch matchEvent {
+                case .matchStarted:
+                    story.matchStarted()
+                    results = nil
+                case .gameStarted:
+                    story.seen(atMicroseconds: at)
+                    gameStartedAt = max(at, held?.until ?? at)
+                case .gameOver(_, let winner):
+                    story.seen(atMicroseconds: at)
+                    let played = gameStartedAt.map { Double(max(0, at - $0)) / 1e6 } ?? 0
+                    gameStartedAt = nil
+                    let banner = story.gameEnded(replica.lastGame, winner: winner, seconds: played, name: name)
+                    if let banner, let final = replica.lastGame, final.mirrored {
+                        let boards = story.finalPanels(final, name: name).map {
+                            CastScreen.Panel(name: $0.name, wins: $0.wins, grid: $0.grid, state: $0.status)
+                        }
+                        held = (boards, banner, story.gamesFinished, at + holdMicros)
+                    }
+                case .matchOver(let winner, let wins):
+                    let table = story.results(winner: winner, wins: wins, name: name)
+                    results = (table, max(at, held?.until ?? at))
+                    summary.headline = table.headline
+                case .playerOut(let player, let out, let reason):
+                    story.playerOut(player, name: out.isEmpty ? name(player) : out, reason: reason)
+                default: break
+                }
+            }
+            if let until = held?.until, at >= until { held = nil }
             let seconds = Double(max(0, at - start)) / 1_000_000 / speed
             for chain in watcher.observe(replica) {
                 let label = "\(replica.lobby[chain.player]?.name ?? chain.player.hex): \(chain.length)-chain"
@@ -63,7 +102,15 @@ struct CastRecorder {
                 let status = index + 1 == log.events.count
                     ? (log.truncatedAtLine.map { "The log is cut off at line \($0); replayed up to the last whole line." } ?? "end of log")
                     : "message \(index + 1)/\(log.events.count)"
-                let changes = screen.render(replica, status: status)
+                let scene: CastScreen.Scene
+                if let held {
+                    scene = .held(held.boards, banner: held.banner, number: held.number)
+                } else if let results, replica.match == nil, at >= results.from {
+                    scene = .results(results.table)
+                } else {
+                    scene = .replica(replica, gameNumber: story.gamesFinished + 1)
+                }
+                let changes = screen.render(scene, status: status)
                 if !changes.isEmpty {
                     try writer.output(at: seconds, changes)
                     summary.frames += 1
@@ -71,6 +118,19 @@ struct CastRecorder {
                 frameDue = (Double(max(0, at - start)) / speed / frameMicros).rounded(.down) * frameMicros + frameMicros
             }
             summary.seconds = seconds
+        }
+        // The log ended during the last banner: the banner has its time, then the results stay.
+        let end = log.events.last?.at ?? start
+        let status = log.truncatedAtLine.map { "The log is cut off at line \($0); replayed up to the last whole line." } ?? "end of log"
+        if let held, held.until > end, results != nil {
+            summary.seconds = Double(max(0, held.until - start)) / 1_000_000 / speed
+        }
+        if let results, replica.match == nil {
+            let changes = screen.render(.results(results.table), status: status)
+            if !changes.isEmpty {
+                try writer.output(at: summary.seconds, changes)
+                summary.frames += 1
+            }
         }
         try writer.finish()
         summary.bytes = writer.bytesWritten
@@ -83,13 +143,53 @@ struct CastRecorder {
             defer { free(logPath); free(castPath) }
             if strcmp(logPath, castPath) == 0 { throw CommandFailure.badInput("--cast \(output) is the log itself") }
         }
-        let summary = try CastRecorder(path: log, speed: speed, passphrase: passphrase).record(to: output)
+        let summary = PracticeLog.isPracticeLog(path: log)
+            ? try recordPractice(try PracticeLog.Loaded(path: log, passphrase: passphrase), path: log, speed: speed, to: output)
+            : try CastRecorder(path: log, speed: speed, passphrase: passphrase).record(to: output)
         let json = JSONValue.object([
             ("cast", .string(output)), ("frames", .int(Int64(summary.frames))),
             ("markers", .int(Int64(summary.markers.count))), ("seconds", .double((summary.seconds * 1000).rounded() / 1000)),
-            ("bytes", .int(Int64(summary.bytes))),
+            ("bytes", .int(Int64(summary.bytes))), ("result", summary.headline.map { .string($0) } ?? .null),
         ])
         FileHandleOutput.stdout(json.serialized)
+    }
+
+    /// Records a practice log: the match re-run tick by tick as the practice screen shows it
+    /// (banners held as long, the results at the end), 30 frames a second of match time.
+    static func recordPractice(_ log: PracticeLog.Loaded, path: String, speed: Double, to output: String) throws -> Summary {
+        let screen = PracticeScreen(playback: log, speed: 1, unicode: true)
+        var cast = CastScreen(title: "eggs replay — \(baseName(path))")
+        var writer = try CastWriter(path: output, width: cast.width, height: cast.height,
+                                    title: "eggs: \(baseName(path))", bytesMax: castBytesMax)
+        defer { writer.close() }
+        var summary = Summary()
+        var ticks = 0
+        var drawn = -1
+        func frame(status: String) throws {
+            let changes = cast.render(screen.castScene(), status: status)
+            if !changes.isEmpty {
+                try writer.output(at: Double(ticks) / 60 / speed, changes)
+                summary.frames += 1
+            }
+            drawn = ticks
+        }
+        try frame(status: "")
+        while screen.wantsTicks {
+            _ = screen.tick()
+            ticks += 1
+            for chain in screen.takeChains() {
+                let label = "\(screen.seatNames[chain.seat]): \(chain.length)-chain"
+                try writer.marker(at: Double(ticks) / 60 / speed, label: label)
+                summary.markers.append(label)
+            }
+            if ticks - drawn >= 2 { try frame(status: "") }
+        }
+        try frame(status: log.truncatedAtLine.map { "The log is cut off at line \($0)." } ?? "end of log")
+        if case .results(let results) = screen.castScene() { summary.headline = results.headline }
+        summary.seconds = Double(ticks) / 60 / speed
+        try writer.finish()
+        summary.bytes = writer.bytesWritten
+        return summary
     }
 
     static func baseName(_ path: String) -> String {
@@ -191,9 +291,21 @@ struct CastScreen {
         height = 2 + 2 + Board.visibleRows.count + 3
     }
 
+    /// What a frame shows.
+    enum Scene {
+        /// The replica as it stands: the lobby, or the game in progress (counted from 1 in the match).
+        case replica(MatchPeer, gameNumber: Int)
+        /// A game's final boards under its banner.
+        case held([Panel], banner: [String], number: Int)
+        /// The match's results table.
+        case results(MatchResults)
+        /// Boards under a header line (a practice match).
+        case boards(header: String, [Panel])
+    }
+
     /// The escape sequences that bring the terminal from the last frame to this one.
-    mutating func render(_ replica: MatchPeer, status: String) -> String {
-        let lines = Self.lines(replica, title: title, status: status, width: width, height: height)
+    mutating func render(_ scene: Scene, status: String) -> String {
+        let lines = Self.lines(scene, title: title, status: status, width: width, height: height)
         var out = shown.isEmpty ? "\u{1B}[2J" : ""
         for (row, line) in lines.enumerated() where row >= shown.count || shown[row] != line {
             out += "\u{1B}[\(row + 1);1H" + line + "\u{1B}[0m\u{1B}[K"
@@ -202,26 +314,71 @@ struct CastScreen {
         return out
     }
 
-    static func lines(_ replica: MatchPeer, title: String, status: String, width: Int, height: Int) -> [String] {
+    static func lines(_ scene: Scene, title: String, status: String, width: Int, height: Int) -> [String] {
         var lines = [String](repeating: "", count: height)
         lines[0] = "\u{1B}[1m" + String(title.prefix(width)) + "\u{1B}[0m"
-        guard let match = replica.match else {
-            lines[1] = String("lobby   \(status)".prefix(width))
-            for (index, (id, hello)) in replica.lobby.sorted(by: { $0.key < $1.key }).prefix(height - 3).enumerated() {
-                lines[3 + index] = "  \(id.hex)  \(hello.name.prefix(24))  \(hello.role == .player ? "player" : "spectator")"
+        switch scene {
+        case .replica(let replica, let number):
+            guard let match = replica.match else {
+                lines[1] = String("lobby   \(status)".prefix(width))
+                for (index, (id, hello)) in replica.lobby.sorted(by: { $0.key < $1.key }).prefix(height - 3).enumerated() {
+                    lines[3 + index] = "  \(id.hex)  \(hello.name.prefix(24))  \(hello.role == .player ? "player" : "spectator")"
+                }
+                return lines
             }
-            return lines
+            lines[1] = String("game \(number), best of \(match.settings.gamesPerMatch)   \(status)".prefix(width))
+            let boards = match.players.map { id -> Panel in
+                let grid = match.mirrors[id]?.grid ?? PlayerGrid()
+                let chain = grid.lastChain?.chain ?? 0
+                return Panel(name: replica.lobby[id]?.name ?? id.hex, wins: match.wins[id] ?? 0, grid: grid,
+                             state: grid.state == .toppedOut ? "out" : (chain > 1 ? "\(chain)-chain!" : ""))
+            }
+            draw(boards, into: &lines, width: width)
+        case .boards(let header, let boards):
+            lines[1] = String("\(header)   \(status)".prefix(width))
+            draw(boards, into: &lines, width: width)
+        case .held(let boards, let banner, let number):
+            lines[1] = String("game \(number) over   \(status)".prefix(width))
+            draw(boards, into: &lines, width: width)
+            // The banner over the boards' middle rows, in reverse video, as on the players' screens.
+            let inner = min(width, (banner.map(\.count).max() ?? 0) + 4)
+            let indent = String(repeating: " ", count: max(0, (width - inner) / 2))
+            let top = 2 + (height - 2 - banner.count - 2) / 2
+            for (offset, text) in ([""] + banner + [""]).enumerated() where top + offset < height {
+                let padded = String(("  " + text + String(repeating: " ", count: inner)).prefix(inner))
+                lines[top + offset] = indent + "\u{1B}[1;7m" + padded + "\u{1B}[0m"
+            }
+        case .results(let results):
+            lines[1] = String("match over   \(status)".prefix(width))
+            let head = [results.headline, "Match over: \(results.games) game\(results.games == 1 ? "" : "s")"]
+                + (results.note.map { [$0] } ?? []) + [""]
+            for (offset, text) in (head + results.tableLines()).enumerated() where 3 + offset < height {
+                let cut = String(text.prefix(width - 2))
+                lines[3 + offset] = offset == 0 ? "  \u{1B}[1m" + cut + "\u{1B}[0m" : "  " + cut
+            }
         }
-        lines[1] = String("game \(match.game + 1), best of \(match.settings.gamesPerMatch)   \(status)".prefix(width))
-        let players = Array(match.players.prefix(width / panelWidth))
-        for (index, id) in players.enumerated() {
-            let grid = match.mirrors[id]?.grid ?? PlayerGrid()
-            let name = String((replica.lobby[id]?.name ?? id.hex).prefix(14))
+        return lines
+    }
+
+    /// One player's board as a recording draws it.
+    struct Panel {
+        var name: String
+        var wins: Int
+        var grid: PlayerGrid
+        /// Under the board: "out", "winner", "3-chain!".
+        var state: String
+    }
+
+    /// Draws boards side by side from row 2, as many as fit `width`.
+    private static func draw(_ boards: [Panel], into lines: inout [String], width: Int) {
+        for (index, board) in boards.prefix(width / panelWidth).enumerated() {
+            let grid = board.grid
+            let name = String(board.name.prefix(14))
             let column = index * panelWidth
             func put(_ row: Int, _ text: String) {
                 lines[row] += String(repeating: " ", count: max(0, column - visibleWidth(lines[row]))) + text
             }
-            put(2, "\u{1B}[1m\(name)\u{1B}[0m" + String(repeating: " ", count: max(0, 15 - name.count)) + "wins \(match.wins[id] ?? 0)")
+            put(2, "\u{1B}[1m\(name)\u{1B}[0m" + String(repeating: " ", count: max(0, 15 - name.count)) + "wins \(board.wins)")
             // The top edge shows garbage in the rows above the board (sfe's rows 0–2), as on screen.
             let glyphs = Glyphs(unicode: true)
             let edge = MatchView.topEdge(grid: grid, queuedGarbage: 0).map { $0.text(width: 2, glyphs: glyphs) ?? "──" }
@@ -232,11 +389,8 @@ struct CastScreen {
                 put(4 + shown, text + "│")
             }
             put(4 + Board.visibleRows.count, "└" + String(repeating: "─", count: Board.columnsCount * 2) + "┘")
-            let chain = grid.lastChain?.chain ?? 0
-            let state = grid.state == .toppedOut ? "out" : (chain > 1 ? "\(chain)-chain!" : "")
-            put(5 + Board.visibleRows.count, state)
+            put(5 + Board.visibleRows.count, board.state)
         }
-        return lines
     }
 
     /// A cell two columns wide: a coloured glyph and a space.

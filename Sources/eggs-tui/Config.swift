@@ -12,6 +12,8 @@ import Glibc
 ///     interface = "192.168.1.20"
 ///     color = false            # draw without colours, as --no-color
 ///     colors = 5               # egg colours in play, as --colors
+///     logs-keep = 200          # message logs kept in $XDG_STATE_HOME/eggs (0: every log)
+///     logs-max-mb = 500        # and megabytes they take at most
 ///     [keys]
 ///     left = "a"
 ///     rotate-cw = ["w", "up"]
@@ -28,12 +30,19 @@ struct Config: Equatable {
     var color: Bool?
     /// Egg colours in play, 4 to 6 (as `--colors`).
     var colors: Int?
+    /// Message logs kept in eggs-tui's own directory, at most (0: every log; default 200:
+    /// ``LogRetention``).
+    var logsKeep: Int?
+    /// Megabytes (2^20 bytes) the logs in eggs-tui's own directory take, at most.
+    var logsMaxMB: Int?
     /// `[keys]`: action → keys, in the `action=key` form ``KeyMap/apply(spec:source:)`` reads.
     var keys: [String] = []
 
     static let fileSizeMax = 64 * 1024
     static let keysPerActionMax = 8
-    static let topLevelKeys = ["name", "room", "interface", "group", "port", "color", "colors", "keys"]
+    static let topLevelKeys = ["name", "room", "interface", "group", "port", "color", "colors", "logs-keep", "logs-max-mb", "keys"]
+    static let logsKeepMax = 1_000_000
+    static let logsMaxMBMax = 1 << 20
 
     /// `$XDG_CONFIG_HOME/eggs/config.toml`, default `~/.config/eggs/config.toml`.
     static func path() -> String {
@@ -112,6 +121,16 @@ struct Config: Equatable {
             case "colors":
                 guard let colors = value.int, (4...6).contains(colors) else { throw bad(key, nil, "colors must be 4, 5 or 6") }
                 config.colors = colors
+            case "logs-keep":
+                guard let keep = value.int, (0...logsKeepMax).contains(keep) else {
+                    throw bad(key, nil, "logs-keep must be a whole number of logs from 0 (keep every log) to \(logsKeepMax)")
+                }
+                config.logsKeep = keep
+            case "logs-max-mb":
+                guard let megabytes = value.int, (1...logsMaxMBMax).contains(megabytes) else {
+                    throw bad(key, nil, "logs-max-mb must be a whole number of megabytes from 1 to \(logsMaxMBMax)")
+                }
+                config.logsMaxMB = megabytes
             case "keys":
                 guard let keys = value.table else { throw bad(key, nil, "keys must be a table: [keys] then lines action = \"key\"") }
                 config.keys = try keyBindings(keys, bad)
@@ -133,6 +152,8 @@ struct Config: Equatable {
         case "port": return "a whole number from 1 to 65535"
         case "colors": return "a whole number: 4, 5 or 6"
         case "color": return "true or false"
+        case "logs-keep": return "a whole number of logs, 0 (keep every log) to \(logsKeepMax)"
+        case "logs-max-mb": return "a whole number of megabytes, 1 to \(logsMaxMBMax)"
         case "keys": return "a table: [keys] then lines action = \"key\""
         default: return nil
         }

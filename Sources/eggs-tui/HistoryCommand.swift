@@ -132,7 +132,9 @@ extension EggsCommand.History {
             var refused: [String] = []
             for log in logs {
                 do {
-                    let result = try database.importLog(path: log, passphrase: key)
+                    let result = PracticeLog.isPracticeLog(path: log)
+                        ? try PracticeLog.record(path: log, in: database)
+                        : try database.importLog(path: log, passphrase: key)
                     total.added += result.added
                     total.updated += result.updated
                     total.unchanged += result.unchanged

@@ -116,7 +116,9 @@ final class HistoryRecorder: @unchecked Sendable {
             job.flush()
             do {
                 if database == nil { database = try HistoryDatabase(path: path) }
-                let result = try database!.importLog(path: job.logPath, passphrase: job.passphrase)
+                let result = PracticeLog.isPracticeLog(path: job.logPath)
+                    ? try PracticeLog.record(path: job.logPath, in: database!)
+                    : try database!.importLog(path: job.logPath, passphrase: job.passphrase)
                 condition.withLock {
                     matchesRecorded += result.added + result.updated
                     lastWarning = nil

@@ -77,6 +77,9 @@ final class LogFile: @unchecked Sendable {
             }
             throw CommandFailure.badInput("cannot write the log '\(path)': \(Self.describe(code))")
         }
+        // A message log is locked (shared) while it is written: retention never deletes a log
+        // whose lock another holds (``LogRetention``). The lock goes with the file's close.
+        if sealed, let file { _ = flock(file.rawValue, LOCK_SH | LOCK_NB) }
         Self.openLock.withLock { Self.open[ObjectIdentifier(self)] = self }
         let thread = Thread { [self] in runWriter() }
         thread.name = "eggs-log"

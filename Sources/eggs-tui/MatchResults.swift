@@ -24,6 +24,9 @@ struct MatchResults: Equatable {
     /// Time played in the match's games.
     var seconds: Double
     var players: [PlayerTally]
+    /// A line under the totals, for results that are not of the whole match (a spectator that
+    /// came in during it says from when it watched).
+    var note: String? = nil
 
     static let columns = ["player", "wins", "largest chain", "pairs", "pairs/min", "garbage sent", "received"]
 
@@ -53,13 +56,14 @@ struct MatchResults: Equatable {
     func draw(on term: Terminal, hint: String, notes: [String] = []) {
         let minutes = Int(seconds) / 60, secs = Int(seconds) % 60
         let lines = tableLines()
-        let width = max(lines.map(\.count).max() ?? 0, hint.count, headline.count)
+        let width = max(lines.map(\.count).max() ?? 0, hint.count, headline.count, note?.count ?? 0)
         let height = lines.count + 6
         let top = max(0, (term.rows - height) / 2)
         let left = max(0, (term.columns - width) / 2)
         let pair: Int32 = won == false ? Terminal.pairAlert : Terminal.pairAccent
         term.put(top, left, headline, pair: pair, bold: true)
         term.put(top + 1, left, "Match over: \(games) game\(games == 1 ? "" : "s"), \(minutes):\(secs < 10 ? "0" : "")\(secs) played")
+        if let note { term.put(top + 2, left, note, bold: true) }
         for (index, line) in lines.enumerated() {
             term.put(top + 3 + index, left, line, pair: index > 0 && players[index - 1].isLocal ? Terminal.pairAccent : 0, bold: index == 0)
         }

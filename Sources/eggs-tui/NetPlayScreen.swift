@@ -34,9 +34,9 @@ final class NetPlayScreen: Screen {
     private var bannerTicks = 0
     private var desyncs: [Desync] = []
     private var lastChains: [PeerID: Int] = [:]
-    /// The match's figures per player, totalled at each game's end.
-    private var tally: [PeerID: PlayerTally] = [:]
-    private var matchSeconds = 0.0
+    /// The match as this screen tells it: game numbers, banners, each player's figures (totalled
+    /// at each game's end) and the results.
+    private var story: MatchStory
     private var gameStartedAt: UInt64?
     /// After a game: its final boards and the banner, held for a few seconds (the local player's
     /// own grid does not fall meanwhile, and moves are ignored).
@@ -75,11 +75,6 @@ final class NetPlayScreen: Screen {
     /// The local player left the match for the lobby (`q`, `y`): no banner or results of that
     /// match for it, just the lobby.
     private var leftMatch = false
-    /// Players out of the match under way before its end (left for the lobby, quit, lost), with
-    /// their names and why, in the order it happened; cleared when a match starts.
-    private var outOfMatch: [(player: PeerID, name: String, reason: PlayerOutReason)] = []
-    /// How many of them were out when the last game ended (the banner names the newer ones).
-    private var outCountedAtLastGame = 0
     /// Peers whose rematch request (a ready mark after a match) was announced already.
     private var rematchAnnounced: Set<PeerID> = []
     /// Whether the last match is over and its rematch requests are worth announcing.
@@ -96,6 +91,7 @@ final class NetPlayScreen: Screen {
         self.settings = settings
         self.keys = keys
         self.glyphs = Glyphs(unicode: unicode)
+        self.story = MatchStory(local: spectator ? nil : peer.id)
         // The settings given on the command line (or in the config file) are offered to the
         // room: they apply if nobody has set the room's yet (the highest-ID offer wins).
         if !spectator { peer.withMatch { match, _ in match.offerSettings(settings) } }
@@ -347,30 +343,29 @@ final class NetPlayScreen: Screen {
                 rematchAnnounced = []
             case .playerOut(let player, let name, let reason):
                 if !name.isEmpty, player != peer.id { lobbyNames[player] = name }
-                outOfMatch.append((player, name.isEmpty ? displayName(player) : name, reason))
-                if player != peer.id { show(Self.outText(name: displayName(player), reason: reason)) }
+                story.playerOut(player, name: name.isEmpty ? displayName(player) : name, reason: reason)
+                if player != peer.id { show(MatchStory.outText(name: displayName(player), reason: reason)) }
             case .lobbyChanged:
                 announceRematches()
             case .gameStarted:
                 gameStartedAt = MonotonicClock.now().nanoseconds
+                story.seen(atMicroseconds: Int64(MonotonicClock.wallMicroseconds()))
+            case .synced(fromSnapshot: true):
+                // Came into a room whose match is under way: the results say from when.
+                if peer.withMatch({ match, _ in match.match != nil }) { story.seen(atMicroseconds: Int64(MonotonicClock.wallMicroseconds())) }
             case .matchStarted(let settings, let players):
                 show("Match starts: \(players.count) players, \(settings.ruleSet.name), speed \(settings.speed), best of \(settings.gamesPerMatch)"
                      + (settings.startingHeight > 0 ? ", starting height \(settings.startingHeight)" : ""))
                 lastChains = [:]
-                tally = [:]
-                matchSeconds = 0
+                story.matchStarted()
                 results = nil
-                peerWins = [:]
-                gamesInMatch = 0
-                outOfMatch = []
-                outCountedAtLastGame = 0
                 afterMatch = false
                 leftMatch = false
             case .startFailed(let count):
                 show("Not enough players (\(count)); get ready again when others are here.")
             case .viewChanged(let view):
                 // Players of the match are announced by `playerOut` (with why they went).
-                for gone in view.departed where !outOfMatch.contains(where: { $0.player == gone }) { show("\(displayName(gone)) left") }
+                for gone in view.departed where !story.outOfMatch.contains(where: { $0.player == gone }) { show("\(displayName(gone)) left") }
                 if let away = rejoinAfterPause, view.members.count > 1 {
                     rejoinAfterPause = nil
                     show("You were away for \(Self.seconds(away)) s; rejoined the room")
@@ -468,74 +463,23 @@ final class NetPlayScreen: Screen {
     /// its final boards.
     private func gameEnded(winner: PeerID?) {
         let finished = peer.withMatch { match, _ in match.lastGame }
-        gamesInMatch += 1
-        if let winner { peerWins[winner, default: 0] += 1 }
         let now = MonotonicClock.now().nanoseconds
-        if let started = gameStartedAt { matchSeconds += Double(now &- started) / 1e9 }
+        let played = gameStartedAt.map { Double(now &- $0) / 1e9 } ?? 0
         gameStartedAt = nil
-        guard let finished else { return }
-        for (id, mirror) in finished.mirrors {
-            var entry = tally[id] ?? PlayerTally(name: displayName(id), isLocal: id == peer.id && !spectator)
-            let grid = mirror.grid
-            entry.pairsPlaced += max(0, grid.pairsSpawned - (grid.state == .awaitingSpawn ? 0 : 1))
-            entry.largestChain = max(entry.largestChain, mirror.largestChain)
-            entry.garbageSent += mirror.garbageSent
-            entry.garbageReceived += mirror.garbageReceived
-            tally[id] = entry
-        }
-        let number = gamesInMatch
-        finalGameNumber = number
-        let out = finished.mirrors.filter { $0.value.isToppedOut }.keys.sorted().map(displayName)
-        var who = out.isEmpty ? "" : (out.count == 1 ? "\(out[0]) topped out: " : "\(out.joined(separator: " and ")) topped out: ")
-        var result = winner.map { $0 == peer.id ? "you win game \(number)!" : "\(displayName($0)) wins game \(number)." }
-            ?? "game \(number) is a draw."
-        // Players gone during this game: the game went to those left, by forfeit.
-        let gone = outOfMatch.dropFirst(outCountedAtLastGame)
-        outCountedAtLastGame = outOfMatch.count
-        if let first = gone.first {
-            who = Self.outText(name: first.name, reason: first.reason) + ": "
-            result = winner.map { $0 == peer.id ? "you win the game by forfeit" : "\(displayName($0)) wins the game by forfeit" }
-                ?? "game \(number) is a draw."
-        }
-        let players = finished.mirrors.keys.sorted()
-        gameBanner = [who + result, "Games won: " + players.map { "\(displayName($0)) \(peerWins[$0] ?? 0)" }.joined(separator: ", ")]
-        finalGame = finished.mirrored ? finished : nil
+        story.seen(atMicroseconds: Int64(MonotonicClock.wallMicroseconds()))
+        gameBanner = story.gameEnded(finished, winner: winner, seconds: played, name: displayName)
+        finalGameNumber = story.gamesFinished
+        finalGame = finished?.mirrored == true ? finished : nil
         holdUntil = now + Self.holdNanoseconds
     }
 
-    /// Games finished and games won in the current match (the banner and results count them).
-    private var peerWins: [PeerID: Int] = [:]
-    private var gamesInMatch = 0
-
     private func matchEnded(winner: PeerID?, wins: [PeerID: Int]) {
-        for (id, count) in wins { tally[id, default: PlayerTally(name: displayName(id), isLocal: id == peer.id && !spectator)].wins = count }
-        let headline: String
-        if let gone = outOfMatch.first(where: { $0.player != peer.id }), let winner, winner == peer.id || spectator {
-            let whom = winner == peer.id ? "you win" : "\(displayName(winner)) wins"
-            headline = Self.outText(name: gone.name, reason: gone.reason) + ": \(whom) the game by forfeit"
-        } else if let winner {
-            headline = winner == peer.id ? "You win the match!" : (spectator ? "\(displayName(winner)) wins the match." : "You lose: \(displayName(winner)) wins the match.")
-        } else {
-            headline = "No winner."
-        }
-        let order = tally.keys.sorted { (tally[$0]!.isLocal ? 0 : 1, $0) < (tally[$1]!.isLocal ? 0 : 1, $1) }
-        results = MatchResults(
-            headline: headline, won: spectator ? nil : winner.map { $0 == peer.id }, games: gamesInMatch,
-            seconds: matchSeconds, players: order.map { tally[$0]! })
+        results = story.results(winner: winner, wins: wins, name: displayName)
         resultsPending = true
     }
 
     /// Every name heard in the room (a peer that left keeps its name: entries are never dropped).
     private var lobbyNames: [PeerID: String] = [:]
-
-    /// "bob's connection was lost", "bob left the match for the lobby", "bob quit".
-    static func outText(name: String, reason: PlayerOutReason) -> String {
-        switch reason {
-        case .connectionLost: "\(name)'s connection was lost"
-        case .leftForLobby: "\(name) left the match for the lobby"
-        case .quit: "\(name) quit"
-        }
-    }
 
     /// After a match: says who wants a rematch (a ready mark in the new start round), once each.
     private func announceRematches() {
@@ -614,16 +558,8 @@ final class NetPlayScreen: Screen {
                GameLoop.drawTooSmall(on: term, columns: min(count, 2) * MatchView.fullWidth, rows: MatchView.minimumRows) { return }
             term.put(0, 0, GameLoop.fitting(["eggs — room \(room) — game \(finalGameNumber) over", "eggs — game \(finalGameNumber) over"],
                                             width: term.columns), bold: true)
-            var order = final.mirrors.keys.sorted()
-            if let me = order.firstIndex(of: peer.id) { order.insert(order.remove(at: me), at: 0) }
-            let panels = order.map { id -> PlayerPanel in
-                let mirror = final.mirrors[id]!
-                return PlayerPanel(
-                    name: lobbyNames[id] ?? id.hex, grid: mirror.grid, next: [], wins: peerWins[id] ?? 0,
-                    incomingGarbage: 0, chain: mirror.largestChain,
-                    status: mirror.isToppedOut ? "out" : (id == final.winner ? "winner" : ""),
-                    isLocal: id == peer.id && !spectator, alert: mirror.isToppedOut)
-            }
+            let names = lobbyNames
+            let panels = story.finalPanels(final) { names[$0] ?? $0.hex }
             let area = MatchView.draw(panels, on: term, glyphs: glyphs, top: 1)
             Banner.draw(gameBanner, on: term, centreRow: area.centreRow)
             drawFooter(match, on: term)

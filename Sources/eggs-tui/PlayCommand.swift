@@ -125,8 +125,16 @@ extension EggsCommand {
                     rules: settings.ruleSet, startingHeight: settings.startingHeight)
                 let term = try Terminal(noColor: noColor)
                 defer { term.restore() }
-                let screen = PracticeScreen(name: playerName, level: level, options: options, keys: keyMap, unicode: term.unicode)
+                // The match is recorded in the history when its log closes, off the game loop.
+                let historyLogger = Logger(label: "eggs.history")
+                let history = HistoryRecorder { historyLogger.warning("\($0)") }
+                defer { history.finish() }
+                let screen = PracticeScreen(name: playerName, level: level, options: options, keys: keyMap, unicode: term.unicode,
+                                            log: PracticeLogTarget(peer: network.peerID(), file: network.log, history: history))
                 GameLoop.run(screen, on: term)
+                screen.closeLog()
+                term.restore()
+                if let failure = screen.logFailure { throw CommandFailure.detected(failure) }
                 return
             }
             try runNetwork(keyMap: keyMap)
@@ -154,6 +162,9 @@ extension EggsCommand {
             let historyLogger = Logger(label: "eggs.history")
             let history = HistoryRecorder { historyLogger.warning("\($0)") }
             peer.history = history
+            // Logs in eggs-tui's own directory are kept within the config's bound (this peer's
+            // new log is open, so locked: never deleted).
+            if network.log == nil { LogRetention.pruneOwnDirectory() }
             defer {
                 peer.close()
                 history.finish()
@@ -174,8 +185,10 @@ extension EggsCommand {
                     name: playerName, level: level,
                     options: LocalMatch.Options(seed: generator.next(), colors: room.colors, speed: room.speed, bestOf: room.gamesPerMatch,
                                                 rules: room.ruleSet, startingHeight: room.startingHeight),
-                    keys: keyMap, unicode: term.unicode)
+                    keys: keyMap, unicode: term.unicode,
+                    log: PracticeLogTarget(peer: network.peerID(), file: nil, history: history))
                 GameLoop.run(practice, on: term)
+                practice.closeLog()
                 screen.resumeAfterPractice()
                 if Terminal.interrupted != 0 { break }
             }

@@ -1,5 +1,7 @@
 import EggBot
 import EggGame
+import PeerNet
+import PeerNetUDP
 
 /// A practice match at the terminal: the player against a local bot, no network at all.
 final class PracticeScreen: Screen {
@@ -29,20 +31,93 @@ final class PracticeScreen: Screen {
     /// Set while the terminal is too small to show the game: the game waits.
     private var tooSmall = false
     private(set) var finished = false
+    /// Where each match's log goes (docs/formats.md, "The practice log"): a directory (a new
+    /// file a match) or one file (`--log`; a rematch overwrites it); nil writes none.
+    private let logTarget: PracticeLogTarget?
+    /// The log of the match in progress, and the first failed write.
+    private var log: LogFile?
+    private(set) var logPaths: [String] = []
+    private(set) var logFailure: String?
+    /// A replay of a practice log: its moves are played instead of keys, `playbackSpeed` match
+    /// ticks a frame.
+    private let playback: PracticeLog.Loaded?
+    private var playbackSpeed = 1.0
+    private var playbackCredit = 0.0
+    /// Chains of ``CastRecorder/markedChainMin`` or more made since the recorder last took them.
+    private var chainsMade: [(seat: Int, length: Int)] = []
 
-    init(name: String, level: BotLevel, options: LocalMatch.Options, keys: KeyMap, unicode: Bool) {
+    init(name: String, level: BotLevel, options: LocalMatch.Options, keys: KeyMap, unicode: Bool, log: PracticeLogTarget? = nil) {
         self.match = LocalMatch(options: options, seats: [.external, .bot(level)])
         self.keys = keys
         self.glyphs = Glyphs(unicode: unicode)
         self.playerName = name
         self.level = level
         self.tally = Self.freshTally(name: name, level: level)
+        self.logTarget = log
+        self.playback = nil
+        openLog()
+    }
+
+    /// Plays a practice log back at `speed`, as the player saw the match.
+    init(playback: PracticeLog.Loaded, speed: Double, unicode: Bool) {
+        self.match = LocalMatch(options: playback.options, seats: playback.seats)
+        self.keys = KeyMap()
+        self.glyphs = Glyphs(unicode: unicode)
+        self.playerName = playback.name
+        self.level = playback.level
+        self.tally = Self.freshTally(name: playback.name, level: playback.level)
+        self.logTarget = nil
+        self.playback = playback
+        self.playbackSpeed = speed
+    }
+
+    /// Starts the log of a new match (none in a replay).
+    private func openLog() {
+        guard let logTarget, playback == nil else { return }
+        let path = logTarget.nextPath(match: logPaths.count + 1)
+        do {
+            let file = try LogFile(path: path, sealed: true)
+            file.write(PracticeLog.header(peer: logTarget.peer, name: playerName, level: level, options: match.options,
+                                          atMicroseconds: Int64(MonotonicClock.wallMicroseconds())))
+            log = file
+            logPaths.append(path)
+            if logTarget.prunes { LogRetention.pruneOwnDirectory() }
+        } catch {
+            logFailure = "\(error)"
+        }
+    }
+
+    /// Ends the log of the match in progress (its end line); call when the screen is done.
+    func closeLog() {
+        guard let file = log else { return }
+        log = nil
+        file.write(PracticeLog.stopped(tick: matchTicks))
+        file.finish(atMicroseconds: Int64(MonotonicClock.wallMicroseconds()))
+        if let failure = file.failure {
+            if logFailure == nil { logFailure = failure }
+        } else if let history = logTarget?.history, let path = logPaths.last {
+            // The match goes into the history (off the game loop), finished or abandoned.
+            history.record(logPath: path, passphrase: nil, flush: {})
+        }
     }
 
     /// Paused, asking whether to leave, showing help, too small to show or over: the whole match stands still.
-    var wantsTicks: Bool { !paused && !confirmingQuit && !helpShown && !tooSmall && (!match.isOver || holdTicks > 0) }
+    var wantsTicks: Bool { !paused && !confirmingQuit && !helpShown && !tooSmall && ((!match.isOver && !playbackEnded) || holdTicks > 0) }
+
+    /// A replay reached the tick its player left the match at.
+    private var playbackEnded: Bool { playback?.stoppedAt.map { matchTicks >= $0 } ?? false }
 
     func handle(key: TerminalKey) {
+        if playback != nil {
+            switch key {
+            case .character("q"), .escape: finished = true
+            case .character(" "), .character("p"): paused.toggle()
+            case .character("+"), .character("="): playbackSpeed = min(64, playbackSpeed * 2)
+            case .character("-"): playbackSpeed = max(0.25, playbackSpeed / 2)
+            default: break
+            }
+            return
+        }
         if confirmingQuit {
             if key == .character("y") || key == .character("Y") { finished = true }
             confirmingQuit = false
@@ -68,6 +143,8 @@ final class PracticeScreen: Screen {
         default:
             guard !paused, !match.isOver, holdTicks == 0, let move = Self.move(for: action) else { return }
             match.enqueue(move, seat: 0)
+            // Applied at the next tick: the log says after how many ticks it was made.
+            log?.write(PracticeLog.move(tick: matchTicks, move))
         }
     }
 
@@ -85,6 +162,19 @@ final class PracticeScreen: Screen {
 
     func tick() -> Bool {
         guard wantsTicks else { return false }
+        guard playback != nil else { return step() }
+        // A replay runs `playbackSpeed` match ticks a frame (hold ticks included).
+        playbackCredit += playbackSpeed
+        var changed = false
+        while playbackCredit >= 1 && wantsTicks {
+            playbackCredit -= 1
+            changed = step() || changed
+        }
+        return changed
+    }
+
+    /// One tick of the match, or of the hold after a game.
+    private func step() -> Bool {
         if holdTicks > 0 {
             // The finished game's boards and banner stay up; the next game waits.
             holdTicks -= 1
@@ -93,6 +183,9 @@ final class PracticeScreen: Screen {
                 showingResults = results != nil
             }
             return holdTicks == 0
+        }
+        if let playback, !match.isOver {
+            for move in playback.moves[matchTicks] ?? [] { match.enqueue(move, seat: 0) }
         }
         if !match.isOver { matchTicks += 1 }
         let events = match.tick()
@@ -106,6 +199,7 @@ final class PracticeScreen: Screen {
         switch event {
         case .input(let seat, _, .ticked(_, let chain?)):
             lastChains[seat] = chain.chain
+            if chain.chain >= CastRecorder.markedChainMin { chainsMade.append((seat, chain.chain)) }
             tally[seat].pairsPlaced += 1
             tally[seat].largestChain = max(tally[seat].largestChain, chain.chain)
         case .garbageSent(let from, let to, let count):
@@ -113,6 +207,7 @@ final class PracticeScreen: Screen {
             tally[to].garbageReceived += count
         case .gameOver(let winner):
             let game = match.gamesPlayed
+            log?.write(PracticeLog.gameOver(tick: matchTicks, game: game, winner: winner, grids: match.lastGameGrids ?? match.grids))
             let out = (match.lastGameGrids ?? match.grids).map { $0.state == .toppedOut }
             let who = out[0] && out[1] ? "You both topped out" : (out[0] ? "You topped out" : "The bot topped out")
             let result = winner.map { $0 == 0 ? "you win game \(game)!" : "the bot wins game \(game)." } ?? "game \(game) is a draw."
@@ -139,6 +234,7 @@ final class PracticeScreen: Screen {
     }
 
     private func restart() {
+        closeLog()
         var options = match.options
         options.seed = options.seed &+ 0x9E37_79B9_7F4A_7C15
         match = LocalMatch(options: options, seats: match.seats)
@@ -150,6 +246,7 @@ final class PracticeScreen: Screen {
         banner = nil
         finalGrids = nil
         holdTicks = 0
+        openLog()
     }
 
     static func freshTally(name: String, level: BotLevel) -> [PlayerTally] {
@@ -165,17 +262,25 @@ final class PracticeScreen: Screen {
         tooSmall = GameLoop.drawTooSmall(on: term, columns: 2 * MatchView.fullWidth, rows: MatchView.minimumRows)
         if tooSmall { return }
         if showingResults, let results {
-            results.draw(on: term, hint: "\(keys.label(.ready)): rematch   \(keys.label(.quit)): quit")
+            results.draw(on: term, hint: playback != nil ? "end of log: q quit" : "\(keys.label(.ready)): rematch   \(keys.label(.quit)): quit")
             return
         }
         let game = match.gamesPlayed + (match.isOver || holdTicks > 0 ? 0 : 1)
         let ticks = holdTicks > 0 || match.isOver ? 0 : match.gameTicks
         let clock = Self.clock(ticks: ticks)
+        if playback != nil {
+            term.put(0, 0, GameLoop.fitting([
+                "eggs replay — practice of \(playerName) against the \(level.rawValue) bot — game \(game) — \(clock)",
+                "replay — practice vs \(level.rawValue) bot — game \(game) — \(clock)",
+                "replay — game \(game) — \(clock)",
+            ], width: term.columns), bold: true)
+        } else {
         term.put(0, 0, GameLoop.fitting([
             "eggs — practice against the \(level.rawValue) bot — game \(game) — \(clock)",
             "eggs — practice vs \(level.rawValue) bot — game \(game) — \(clock)",
             "practice — game \(game) — \(clock)",
         ], width: term.columns), bold: true)
+        }
         let grids = finalGrids ?? match.grids
         let panels = (0..<2).map { seat in
             PlayerPanel(
@@ -196,12 +301,56 @@ final class PracticeScreen: Screen {
         let area = MatchView.draw(panels, on: term, glyphs: glyphs, top: 1)
         if let banner { Banner.draw(banner, on: term, centreRow: area.centreRow) }
         let bottom = term.rows - 1
-        if confirmingQuit {
+        if playback != nil {
+            term.put(bottom, 0, "space pause  +/- speed ×\(playbackSpeed)  q quit\(paused ? "  PAUSED" : "")", bold: paused)
+        } else if confirmingQuit {
             term.put(bottom, 0, "Leave the match? y to leave, any other key to stay", pair: Terminal.pairAlert, bold: true)
         } else if paused {
             term.put(bottom, 0, "Paused.  \(keys.label(.pause)): resume  \(HelpOverlay.hint)  \(keys.label(.quit)): quit", bold: true)
         } else {
             term.put(bottom, 0, keys.playHints(pause: true, width: term.columns))
         }
+    }
+}
+
+/// Where a practice screen writes its matches' logs.
+struct PracticeLogTarget {
+    /// The ID the logs are named after (a fresh one a run).
+    var peer: PeerID
+    /// One file for every match (`--log`: each rematch overwrites it), else nil: a new file a
+    /// match in eggs-tui's own directory, which is then kept within the config's bound.
+    var file: String?
+    /// Records each match in the history when its log closes; nil records nothing.
+    var history: HistoryRecorder? = nil
+
+    var prunes: Bool { file == nil }
+
+    /// The path of this run's `match`-th log (from 1).
+    func nextPath(match: Int) -> String {
+        file ?? "\(NetworkOptions.stateDirectory())/\(peer.hex)-\(MonotonicClock.wallMicroseconds() / 1_000_000)-practice\(match).jsonl"
+    }
+}
+
+extension PracticeScreen {
+    /// The players' names by seat.
+    var seatNames: [String] { [playerName, "bot (\(level.rawValue))"] }
+
+    /// Takes the chains of 3 or more made since the last call (for a recording's markers).
+    func takeChains() -> [(seat: Int, length: Int)] {
+        defer { chainsMade = [] }
+        return chainsMade
+    }
+
+    /// What a recording shows now: what the screen would.
+    func castScene() -> CastScreen.Scene {
+        if showingResults, let results { return .results(results) }
+        let grids = finalGrids ?? match.grids
+        let panels = (0..<2).map { seat in
+            CastScreen.Panel(name: seatNames[seat], wins: match.wins[seat], grid: grids[seat],
+                             state: grids[seat].state == .toppedOut ? "out" : (lastChains[seat] > 1 && finalGrids == nil ? "\(lastChains[seat])-chain!" : ""))
+        }
+        if let banner { return .held(panels, banner: banner, number: match.gamesPlayed) }
+        let game = match.gamesPlayed + (match.isOver ? 0 : 1)
+        return .boards(header: "practice against the \(level.rawValue) bot — game \(game), best of \(match.options.bestOf)", panels)
     }
 }

@@ -57,6 +57,7 @@ extension EggsCommand {
 
         func run() throws {
             if let cast { return try CastRecorder.run(log: log, speed: speed, output: cast, passphrase: effectivePassphrase) }
+            if PracticeLog.isPracticeLog(path: log) { return try runPractice() }
             if verify {
                 try runVerify()
             } else {
@@ -92,6 +93,40 @@ extension EggsCommand {
                 "  checkpoints  \(report.checkpoints) checked",
                 "  verdict      \(verdict)",
             ]
+        }
+
+        /// A practice match's log: re-run, checked against every game's end it records, or played back.
+        private func runPractice() throws {
+            let loaded = try PracticeLog.Loaded(path: log, passphrase: effectivePassphrase)
+            guard verify else {
+                let term = try Terminal(noColor: noColor)
+                defer { term.restore() }
+                GameLoop.run(PracticeScreen(playback: loaded, speed: speed, unicode: term.unicode), on: term)
+                return
+            }
+            let report = PracticeLog.verify(loaded)
+            let ok = report.mismatch == nil
+            let jsonLine = JSONValue.object([
+                ("ok", .bool(ok)), ("format", .string(PracticeLog.format)), ("games", .int(Int64(report.games))),
+                ("gamesChecked", .int(Int64(report.checked))), ("moves", .int(Int64(loaded.movesCount))),
+                ("lines", .int(Int64(loaded.lines))), ("complete", .bool(loaded.complete)),
+                ("mismatch", report.mismatch.map { .string($0) } ?? .null),
+            ])
+            if json || isatty(STDOUT_FILENO) != 1 {
+                FileHandleOutput.stdout(jsonLine.serialized)
+            } else {
+                for line in [
+                    "\(log)",
+                    "  practice     \(loaded.name) against the \(loaded.level.rawValue) bot, best of \(loaded.options.bestOf)",
+                    "  games        \(report.games) (\(report.checked) checked: winner and both grids)",
+                    "  moves        \(loaded.movesCount)",
+                    "  verdict      " + (ok ? "verified: the match re-run ends every game as the log says" + (loaded.complete ? "" : " (the log has no end line)") : "mismatch: \(report.mismatch!)"),
+                ] { FileHandleOutput.stdout(line) }
+            }
+            if let line = loaded.truncatedAtLine {
+                FileHandleOutput.stderr("eggs-tui: \(log): line \(line) is cut off; replayed up to the last whole line")
+            }
+            if let mismatch = report.mismatch { throw CommandFailure.detected("\(log): \(mismatch)") }
         }
 
         /// The log, opened for reading, or a one-line error naming it.

@@ -22,6 +22,21 @@ final class ReplayScreen: Screen {
     private var truncatedAt: Int?
     private var desyncs: [Desync] = []
     private var lastChains: [PeerID: Int] = [:]
+    /// The match as the players' screens told it: game numbers, banners, figures and results.
+    private var story = MatchStory(local: nil)
+    /// When the game in progress started, in log time (µs); a game after another counts from the
+    /// end of the other's banner, as on the players' screens.
+    private var gameStartedAt: Double?
+    /// The last game's final boards and banner, held until `holdUntil` (log time, µs), as the
+    /// players saw them held for ``NetPlayScreen/holdNanoseconds``.
+    private var finalGame: FinishedGame?
+    private var gameBanner: [String]?
+    private var finalGameNumber = 0
+    private var holdUntil: Double = 0
+    /// The match's results, shown from `holdUntil` on (after the last game's banner) until the
+    /// next match starts; at the end of the log they stay.
+    private var results: MatchResults?
+    static let holdMicros = Double(NetPlayScreen.holdNanoseconds / 1_000)
     private(set) var finished = false
     /// A corrupt line met during playback (the command exits 2 with it).
     private(set) var failure: CommandFailure?
@@ -43,7 +58,11 @@ final class ReplayScreen: Screen {
         clockMicros = Double(events.first?.at ?? 0)
     }
 
-    var wantsTicks: Bool { !paused && !helpShown && !tooSmall && position < events.count }
+    /// Playback runs until the log ends and the last banner has had its time.
+    var wantsTicks: Bool { !paused && !helpShown && !tooSmall && (position < events.count || holding) }
+
+    /// The last game's final boards and banner are up.
+    private var holding: Bool { gameBanner != nil && clockMicros < holdUntil }
 
     func handle(key: TerminalKey) {
         if helpShown {
@@ -67,8 +86,9 @@ final class ReplayScreen: Screen {
 
     func tick() -> Bool {
         guard wantsTicks else { return false }
+        let wasHolding = holding
         clockMicros += 1_000_000.0 / 60.0 * speed
-        var changed = false
+        var changed = wasHolding != holding
         while position < events.count && Double(events[position].at) <= clockMicros {
             applyNext()
             changed = true
@@ -84,10 +104,29 @@ final class ReplayScreen: Screen {
         replica.handle(event, now: NetTime(nanoseconds: UInt64(max(0, at)) &* 1_000))
         while replica.pollSend() != nil {}
         var startedGame = false
+        let name = names
         while let e = replica.pollEvent() {
             switch e {
             case .desync(let d): desyncs.append(d)
-            case .gameStarted: startedGame = true
+            case .matchStarted:
+                story.matchStarted()
+                results = nil
+            case .gameStarted:
+                startedGame = true
+                story.seen(atMicroseconds: at)
+                gameStartedAt = max(Double(at), holdUntil)
+            case .gameOver(_, let winner):
+                story.seen(atMicroseconds: at)
+                let played = gameStartedAt.map { max(0, Double(at) - $0) / 1e6 } ?? 0
+                gameStartedAt = nil
+                gameBanner = story.gameEnded(replica.lastGame, winner: winner, seconds: played, name: name)
+                finalGameNumber = story.gamesFinished
+                finalGame = replica.lastGame?.mirrored == true ? replica.lastGame : nil
+                holdUntil = Double(at) + Self.holdMicros
+            case .matchOver(let winner, let wins):
+                results = story.results(winner: winner, wins: wins, name: name)
+            case .playerOut(let player, let out, let reason):
+                story.playerOut(player, name: out.isEmpty ? name(player) : out, reason: reason)
             default: break
             }
         }
@@ -95,6 +134,12 @@ final class ReplayScreen: Screen {
         if case .delivered(let d) = event, let grid = replica.match?.mirrors[d.from]?.grid, let chain = grid.lastChain {
             lastChains[d.from] = chain.chain
         }
+    }
+
+    /// Players' names as their hellos give them (the ID where none came).
+    private var names: (PeerID) -> String {
+        let lobby = replica.lobby
+        return { lobby[$0]?.name ?? $0.hex }
     }
 
     /// Applies messages until the next game starts (or the log ends).
@@ -120,8 +165,18 @@ final class ReplayScreen: Screen {
         let at = position < events.count ? "message \(position)/\(events.count)" : "end of log (\(events.count) messages)"
         let base = CastRecorder.baseName(path)
         term.put(0, 0, GameLoop.fitting(["eggs replay — \(path)", "eggs replay — \(base)", base], width: term.columns), bold: true)
-        if let match = replica.match {
-            term.put(1, 0, "game \(match.gamesPlayed + 1), best of \(match.settings.gamesPerMatch)   \(at)   speed ×\(speed)\(paused ? "  PAUSED" : "")")
+        let playback = "\(at)   speed ×\(speed)\(paused ? "  PAUSED" : "")"
+        if let final = finalGame, let gameBanner, holding {
+            // A game just ended: its final boards and banner, as the players saw them.
+            term.put(1, 0, "game \(finalGameNumber) over   \(playback)")
+            let area = MatchView.draw(story.finalPanels(final, name: names), on: term, glyphs: glyphs, top: 2)
+            Banner.draw(gameBanner, on: term, centreRow: area.centreRow)
+        } else if let results, replica.match == nil {
+            // The match is over: its results, as the players saw them, until the next match.
+            term.put(1, 0, "match over   \(playback)")
+            results.draw(on: term, hint: position < events.count ? "the log goes on: space pause, q quit" : "end of log: q quit")
+        } else if let match = replica.match {
+            term.put(1, 0, "game \(story.gamesFinished + 1), best of \(match.settings.gamesPerMatch)   \(playback)")
             let panels = match.players.map { id -> PlayerPanel in
                 let grid = match.mirrors[id]?.grid ?? PlayerGrid()
                 let next = replica.eggValue(game: match.game, round: grid.pairsSpawned)
@@ -135,7 +190,7 @@ final class ReplayScreen: Screen {
             }
             MatchView.draw(panels, on: term, glyphs: glyphs, top: 2)
         } else {
-            term.put(1, 0, "lobby   \(at)   speed ×\(speed)\(paused ? "  PAUSED" : "")")
+            term.put(1, 0, "lobby   \(playback)")
             var row = 3
             for (id, hello) in replica.lobby.sorted(by: { $0.key < $1.key }) {
                 term.put(row, 2, "\(id.hex)  \(hello.name)  \(hello.role == .player ? "player" : "spectator")")

@@ -152,10 +152,22 @@ final class TmuxSession {
     let socket: String
     let name: String
     private var closed = false
+    /// The session's own state and data directories, when the test gave none: logs, practice
+    /// logs and the history never go to the real home (retention would prune its logs). Removed
+    /// at close.
+    private var ownHome: String?
 
     init(command: String, width: Int = 120, height: Int = 40, environment: [String: String] = [:]) throws {
         socket = "eggs-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         name = "main"
+        var environment = environment
+        if environment["XDG_STATE_HOME"] == nil || environment["XDG_DATA_HOME"] == nil {
+            let home = NSTemporaryDirectory() + "eggs-home-" + socket
+            try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+            ownHome = home
+            if environment["XDG_STATE_HOME"] == nil { environment["XDG_STATE_HOME"] = home + "/state" }
+            if environment["XDG_DATA_HOME"] == nil { environment["XDG_DATA_HOME"] = home + "/data" }
+        }
         var env: [String] = []
         for (key, value) in environment.sorted(by: { $0.key < $1.key }) { env += ["-e", "\(key)=\(value)"] }
         do {
@@ -291,6 +303,7 @@ final class TmuxSession {
             usleep(20_000)
         }
         unlink(socketPath)
+        if let ownHome { try? FileManager.default.removeItem(atPath: ownHome) }
     }
 
     deinit { close() }
