@@ -77,20 +77,26 @@ public final class HistoryDatabase: @unchecked Sendable {
             config.busyMode = .timeout(Self.busyTimeout)
             config.foreignKeysEnabled = true
             config.label = "eggs-history"
-            queue = try DatabaseQueue(path: path, configuration: config)
             // Two processes opening a new file at once both find the migration missing; the
             // second fails on the tables the first made (its transaction waited and rolled
-            // back) and, on the next try, finds the migration applied.
+            // back) and, on the next try, finds the migration applied. Switching a new file to
+            // WAL can also find it busy before the busy timeout is in force: tried again too,
+            // for up to about 2 s.
             var attempt = 0
+            var opened: DatabaseQueue?
             while true {
                 do {
+                    let queue = try opened ?? DatabaseQueue(path: path, configuration: config)
+                    opened = queue
                     if let target { try Self.migrator.migrate(queue, upTo: target) } else { try Self.migrator.migrate(queue) }
                     break
-                } catch let error as DatabaseError where attempt < 3 && error.resultCode.primaryResultCode == .SQLITE_ERROR {
+                } catch let error as DatabaseError where attempt < 40 && [.SQLITE_ERROR, .SQLITE_BUSY, .SQLITE_LOCKED].contains(error.resultCode.primaryResultCode) {
                     attempt += 1
                     usleep(50_000)
                 }
             }
+            guard let opened else { preconditionFailure("the loop ends with the queue open") }
+            queue = opened
         } catch {
             throw HistoryError.wrap(error, path: path)
         }

@@ -104,19 +104,21 @@ struct HistoryCommandTests {
         try #require(logs.count >= 2)
         var processes: [Process] = []
         defer { for process in processes where process.isRunning { process.terminate() } }
-        for half in [Array(logs.prefix(logs.count / 2)), Array(logs.dropFirst(logs.count / 2))] {
+        for (index, half) in [Array(logs.prefix(logs.count / 2)), Array(logs.dropFirst(logs.count / 2))].enumerated() {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: Harness.binary)
             process.arguments = ["history", "import"] + half
             process.environment = ProcessInfo.processInfo.environment.merging(["XDG_DATA_HOME": directory]) { $1 }
             process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
+            FileManager.default.createFile(atPath: directory + "/stderr-\(index)", contents: nil)
+            process.standardError = FileHandle(forWritingAtPath: directory + "/stderr-\(index)")
             processes.append(process)
         }
         for process in processes { try process.run() }
-        for process in processes {
+        for (index, process) in processes.enumerated() {
             process.waitUntilExit()
-            #expect(process.terminationStatus == 0)
+            let stderr = (try? String(contentsOfFile: directory + "/stderr-\(index)", encoding: .utf8)) ?? ""
+            #expect(process.terminationStatus == 0, "import \(index): \(stderr)")
         }
         let json = try Self.history(["--json", "--last", "0"], data: directory)
         let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
