@@ -16,12 +16,13 @@ SECONDS_=${1:-45}
 BIN=${EGGS_TUI:-.build/release/eggs-tui}
 release_binary "$BIN" eggs-tui
 dir=$(mktemp -d)
+mkdir -p "$dir/config/eggs" && : > "$dir/config/eggs/config.toml"  # not a first run: no how-to-play screen
 port=$(random_port)
 tmux_server eggs-chain-frames-$$
 tmux -L "$sock" new-session -d -s p -x 120 -y 40 \
     "env EGGS_CHAIN_FRAMES=$dir/owner.txt TERM=xterm-256color $BIN play --practice --seed 3 --level insane --speed 3 --name idle"
 tmux -L "$sock" new-session -d -s w -x 120 -y 40 \
-    "env XDG_STATE_HOME=$dir EGGS_CHAIN_FRAMES=$dir/mirror.txt TERM=xterm-256color $BIN play --interface 127.0.0.1 --port $port --room frames$$ --spectate --name watcher"
+    "env XDG_STATE_HOME=$dir XDG_CONFIG_HOME=$dir/config EGGS_CHAIN_FRAMES=$dir/mirror.txt TERM=xterm-256color $BIN play --interface 127.0.0.1 --port $port --room frames$$ --spectate --name watcher"
 sleep 2
 tmux -L "$sock" new-session -d -s bots -x 120 -y 40 \
     "exec env XDG_STATE_HOME=$dir $BIN bot --interface 127.0.0.1 --port $port --room frames$$ --count 2 --players 2 --level hard --speed 3 --games 50 --seconds $((SECONDS_ + 10))"

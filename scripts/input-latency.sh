@@ -17,12 +17,13 @@ INTERVAL=${2:-0.05}
 BIN=${EGGS_TUI:-.build/release/eggs-tui}
 release_binary "$BIN" eggs-tui
 dir=$(mktemp -d)
+mkdir -p "$dir/config/eggs" && : > "$dir/config/eggs/config.toml"  # not a first run: no how-to-play screen
 port=$(random_port)
 tmux_server eggs-latency-$$
 for p in a b; do
     mkdir -p "$dir/state-$p"
     tmux -L "$sock" new-session -d -s "$p" -x 120 -y 40 \
-        "EGGS_TRACE_INPUT=$dir/$p.trace XDG_STATE_HOME=$dir/state-$p TERM=xterm-256color $BIN play --interface 127.0.0.1 --port $port --room latency$$ --name $p 2>$dir/$p.err"
+        "EGGS_TRACE_INPUT=$dir/$p.trace XDG_STATE_HOME=$dir/state-$p XDG_CONFIG_HOME=$dir/config TERM=xterm-256color $BIN play --interface 127.0.0.1 --port $port --room latency$$ --name $p 2>$dir/$p.err"
 done
 screen() { tmux -L "$sock" capture-pane -p -t "$1"; }
 wait_for() { # PANE PATTERN SECONDS

@@ -12,12 +12,13 @@ SECONDS_=${1:-30}
 BIN=${EGGS_TUI:-.build/release/eggs-tui}
 release_binary "$BIN" eggs-tui
 dir=$(mktemp -d)
+mkdir -p "$dir/config/eggs" && : > "$dir/config/eggs/config.toml"  # not a first run: no how-to-play screen
 port=$(random_port)
 tmux_server eggs-usage-$$
 start() {
     mkdir -p "$dir/state-$1"
     tmux -L "$sock" new-session -d -s "$1" -x 120 -y 40 \
-        "echo \$\$ > $dir/$1.pid; exec env XDG_STATE_HOME=$dir/state-$1 TERM=xterm-256color $BIN play --interface 127.0.0.1 --port $port --room usage$$ --name $1"
+        "echo \$\$ > $dir/$1.pid; exec env XDG_STATE_HOME=$dir/state-$1 XDG_CONFIG_HOME=$dir/config TERM=xterm-256color $BIN play --interface 127.0.0.1 --port $port --room usage$$ --name $1"
 }
 start a
 sleep 3

@@ -12,13 +12,14 @@ SECONDS_=${1:-30}
 BIN=${EGGS_TUI:-.build/release/eggs-tui}
 release_binary "$BIN" eggs-tui
 dir=$(mktemp -d)
+mkdir -p "$dir/config/eggs" && : > "$dir/config/eggs/config.toml"  # not a first run: no how-to-play screen
 port=$(random_port)
 tmux_server eggs-watch-$$
 tmux -L "$sock" new-session -d -s bots -x 120 -y 40 \
     "exec env XDG_STATE_HOME=$dir $BIN bot --interface 127.0.0.1 --port $port --room watch$$ --count 2 --players 2 --level insane --speed 5 --best-of 7 --seconds $((SECONDS_ + 30))"
 sleep 1
 tmux -L "$sock" new-session -d -s w -x 120 -y 40 \
-    "echo \$\$ > $dir/w.pid; exec env XDG_STATE_HOME=$dir TERM=xterm-256color $BIN play --interface 127.0.0.1 --port $port --room watch$$ --spectate --name watcher"
+    "echo \$\$ > $dir/w.pid; exec env XDG_STATE_HOME=$dir XDG_CONFIG_HOME=$dir/config TERM=xterm-256color $BIN play --interface 127.0.0.1 --port $port --room watch$$ --spectate --name watcher"
 sleep 5
 echo "spectator of two insane bots (chains, 120x40):"
 python3 scripts/proc-sample.py --interval 5 "$SECONDS_" "$(cat "$dir/w.pid")" | tail -n 1

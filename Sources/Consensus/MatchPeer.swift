@@ -325,6 +325,8 @@ public struct OwnerState: Sendable {
         }
     }
 
+    /// Garbage landed on the local player this game (or cancelled by its offsetting).
+    public var garbageLanded: Int { garbage.landed }
     /// Items sent in this game's stream so far (spawns, moves, garbage landings, tick counts).
     public internal(set) var inputsMade = 0
     var waitingSince: NetTime?

@@ -12,6 +12,7 @@ import Glibc
 ///     interface = "192.168.1.20"
 ///     color = false            # draw without colours, as --no-color
 ///     colors = 5               # egg colours in play, as --colors
+///     bell = true              # the terminal bell on a chain of 3 or more, garbage and a top-out, as --bell
 ///     logs-keep = 200          # message logs kept in $XDG_STATE_HOME/eggs (0: every log)
 ///     logs-max-mb = 500        # and megabytes they take at most
 ///     [keys]
@@ -30,6 +31,9 @@ struct Config: Equatable {
     var color: Bool?
     /// Egg colours in play, 4 to 6 (as `--colors`).
     var colors: Int?
+    /// `true` rings the terminal bell on your chain of 3 or more, garbage landing on you and
+    /// your top-out (as `--bell`).
+    var bell: Bool?
     /// Message logs kept in eggs-tui's own directory, at most (0: every log; default 200:
     /// ``LogRetention``).
     var logsKeep: Int?
@@ -40,7 +44,7 @@ struct Config: Equatable {
 
     static let fileSizeMax = 64 * 1024
     static let keysPerActionMax = 8
-    static let topLevelKeys = ["name", "room", "interface", "group", "port", "color", "colors", "logs-keep", "logs-max-mb", "keys"]
+    static let topLevelKeys = ["name", "room", "interface", "group", "port", "color", "colors", "bell", "logs-keep", "logs-max-mb", "keys"]
     static let logsKeepMax = 1_000_000
     static let logsMaxMBMax = 1 << 20
 
@@ -118,6 +122,9 @@ struct Config: Equatable {
             case "color":
                 guard let color = value.bool else { throw bad(key, nil, "color must be true or false") }
                 config.color = color
+            case "bell":
+                guard let bell = value.bool else { throw bad(key, nil, "bell must be true or false") }
+                config.bell = bell
             case "colors":
                 guard let colors = value.int, (4...6).contains(colors) else { throw bad(key, nil, "colors must be 4, 5 or 6") }
                 config.colors = colors
@@ -151,7 +158,7 @@ struct Config: Equatable {
         case "name", "room", "interface", "group": return "a string in quotes"
         case "port": return "a whole number from 1 to 65535"
         case "colors": return "a whole number: 4, 5 or 6"
-        case "color": return "true or false"
+        case "color", "bell": return "true or false"
         case "logs-keep": return "a whole number of logs, 0 (keep every log) to \(logsKeepMax)"
         case "logs-max-mb": return "a whole number of megabytes, 1 to \(logsMaxMBMax)"
         case "keys": return "a table: [keys] then lines action = \"key\""

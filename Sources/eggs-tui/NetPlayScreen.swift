@@ -80,9 +80,15 @@ final class NetPlayScreen: Screen {
     /// Whether the last match is over and its rematch requests are worth announcing.
     private var afterMatch = false
     var finished: Bool { quit || practiceRequested != nil }
+    /// The optional bell (`--bell`): your chain of 3 or more, garbage landing on you, your
+    /// top-out (a spectator's never rings).
+    private var bell: BellWatch
+    /// The bell rings at the next frame.
+    private var bellDue = false
 
     init(peer: NetPeer, room: String, name: String, spectator: Bool, settings: MatchSettings, keys: KeyMap, unicode: Bool,
-         privateRoom: Bool = false) {
+         privateRoom: Bool = false, bell: Bool = false) {
+        self.bell = BellWatch(enabled: bell && !spectator)
         self.peer = peer
         self.privateRoom = privateRoom
         self.room = room
@@ -292,6 +298,14 @@ final class NetPlayScreen: Screen {
             if !heldUp { match.tick(now: now) }
             let after = match.owner.map { ($0.game, $0.inputsMade, $0.grid.ticksPlayed) }
             return before?.0 != after?.0 || before?.1 != after?.1 || before?.2 != after?.2
+        }
+        if bell.enabled, let board = peer.withMatch({ match, _ in
+            match.owner.map {
+                BellWatch.Board(game: $0.game, resolutions: $0.grid.chainsResolved, steps: $0.grid.chainSteps.count,
+                                garbageLanded: $0.garbageLanded, toppedOut: $0.grid.state == .toppedOut)
+            }
+        }), bell.observe(board, at: MonotonicClock.now().nanoseconds) {
+            bellDue = true
         }
         // Remote moves wake the loop and redraw at once (WakePipe); otherwise only the own grid's
         // changes, a remote chain going on in time, events and a refresh twice a second (link
@@ -532,6 +546,10 @@ final class NetPlayScreen: Screen {
     }
 
     func draw(on term: Terminal) {
+        if bellDue {
+            bellDue = false
+            term.bell()
+        }
         let screen = peer.screenState()
         drawScreen(screen, on: term)
         guard helpShown else { return }

@@ -100,6 +100,12 @@ extension EggsCommand {
         @Flag(name: .customLong("no-color"), help: "Draw without colours (NO_COLOR is respected too).")
         var noColor = false
 
+        @Flag(help: "Ring the terminal bell on your chain of 3 or more, garbage landing on you and your top-out (config: bell = true).")
+        var bell = false
+
+        /// The bell: `--bell`, or `bell = true` in the config.
+        var bellOn: Bool { bell || Config.current.bell == true }
+
         @Option(help: "Key bindings, e.g. 'left=a,right=d,hard-drop=w'.")
         var keys: String?
 
@@ -125,12 +131,14 @@ extension EggsCommand {
                     rules: settings.ruleSet, startingHeight: settings.startingHeight)
                 let term = try Terminal(noColor: noColor)
                 defer { term.restore() }
+                guard FirstRun.show(keys: keyMap, rules: settings.ruleSet, on: term) else { return }
                 // The match is recorded in the history when its log closes, off the game loop.
                 let historyLogger = Logger(label: "eggs.history")
                 let history = HistoryRecorder { historyLogger.warning("\($0)") }
                 defer { history.finish() }
                 let screen = PracticeScreen(name: playerName, level: level, options: options, keys: keyMap, unicode: term.unicode,
-                                            log: PracticeLogTarget(peer: network.peerID(), file: network.log, history: history))
+                                            log: PracticeLogTarget(peer: network.peerID(), file: network.log, history: history),
+                                            bell: bellOn)
                 GameLoop.run(screen, on: term)
                 screen.closeLog()
                 term.restore()
@@ -171,10 +179,11 @@ extension EggsCommand {
             }
             let term = try Terminal(noColor: noColor)
             defer { term.restore() }
+            guard FirstRun.show(keys: keyMap, rules: settings.ruleSet, on: term) else { return }
             let matchSettings = settings.matchSettings
             let screen = NetPlayScreen(peer: peer, room: network.room, name: playerName, spectator: spectate,
                                        settings: matchSettings, keys: keyMap, unicode: term.unicode,
-                                       privateRoom: network.effectivePassphrase != nil)
+                                       privateRoom: network.effectivePassphrase != nil, bell: bellOn)
             while true {
                 GameLoop.run(screen, on: term)
                 guard let level = screen.practiceRequested, !screen.quit, Terminal.interrupted == 0 else { break }
@@ -186,7 +195,8 @@ extension EggsCommand {
                     options: LocalMatch.Options(seed: generator.next(), colors: room.colors, speed: room.speed, bestOf: room.gamesPerMatch,
                                                 rules: room.ruleSet, startingHeight: room.startingHeight),
                     keys: keyMap, unicode: term.unicode,
-                    log: PracticeLogTarget(peer: network.peerID(), file: nil, history: history))
+                    log: PracticeLogTarget(peer: network.peerID(), file: nil, history: history),
+                    bell: bellOn)
                 GameLoop.run(practice, on: term)
                 practice.closeLog()
                 screen.resumeAfterPractice()

@@ -46,7 +46,9 @@ final class PracticeScreen: Screen {
     /// Chains of ``CastRecorder/markedChainMin`` or more made since the recorder last took them.
     private var chainsMade: [(seat: Int, length: Int)] = []
 
-    init(name: String, level: BotLevel, options: LocalMatch.Options, keys: KeyMap, unicode: Bool, log: PracticeLogTarget? = nil) {
+    init(name: String, level: BotLevel, options: LocalMatch.Options, keys: KeyMap, unicode: Bool, log: PracticeLogTarget? = nil,
+         bell: Bool = false) {
+        self.bell = BellWatch(enabled: bell)
         self.match = LocalMatch(options: options, seats: [.external, .bot(level)])
         self.keys = keys
         self.glyphs = Glyphs(unicode: unicode)
@@ -69,7 +71,16 @@ final class PracticeScreen: Screen {
         self.logTarget = nil
         self.playback = playback
         self.playbackSpeed = speed
+        self.bell = BellWatch(enabled: false)
     }
+
+    /// The optional bell (`--bell`): your chain of 3 or more, garbage landing on you, your
+    /// top-out. Never in a replay.
+    private var bell: BellWatch
+    /// The bell rings at the next frame.
+    private var bellDue = false
+    /// Garbage landed on your board this game.
+    private var garbageLandedOnYou = 0
 
     /// Starts the log of a new match (none in a replay).
     private func openLog() {
@@ -190,6 +201,10 @@ final class PracticeScreen: Screen {
         if !match.isOver { matchTicks += 1 }
         let events = match.tick()
         for event in events { note(event) }
+        let own = match.grids[0]
+        let board = BellWatch.Board(game: UInt32(match.gamesPlayed), resolutions: own.chainsResolved, steps: own.chainSteps.count,
+                                    garbageLanded: garbageLandedOnYou, toppedOut: false)
+        if bell.observe(board, at: MonotonicClock.now().nanoseconds) { bellDue = true }
         // The title's clock shows whole seconds: a frame when it turns over.
         return !events.isEmpty || match.gameTicks % 60 == 0
     }
@@ -202,11 +217,15 @@ final class PracticeScreen: Screen {
             if chain.chain >= CastRecorder.markedChainMin { chainsMade.append((seat, chain.chain)) }
             tally[seat].pairsPlaced += 1
             tally[seat].largestChain = max(tally[seat].largestChain, chain.chain)
+        case .input(0, .landGarbage(let count), _):
+            garbageLandedOnYou += count
         case .garbageSent(let from, let to, let count):
             tally[from].garbageSent += count
             tally[to].garbageReceived += count
         case .gameOver(let winner):
             let game = match.gamesPlayed
+            if (match.lastGameGrids ?? match.grids)[0].state == .toppedOut, bell.ring(at: MonotonicClock.now().nanoseconds) { bellDue = true }
+            garbageLandedOnYou = 0
             log?.write(PracticeLog.gameOver(tick: matchTicks, game: game, winner: winner, grids: match.lastGameGrids ?? match.grids))
             let out = (match.lastGameGrids ?? match.grids).map { $0.state == .toppedOut }
             let who = out[0] && out[1] ? "You both topped out" : (out[0] ? "You topped out" : "The bot topped out")
@@ -254,6 +273,10 @@ final class PracticeScreen: Screen {
     }
 
     func draw(on term: Terminal) {
+        if bellDue {
+            bellDue = false
+            term.bell()
+        }
         drawScreen(on: term)
         if helpShown { HelpOverlay.draw(place: .practice, keys: keys, rules: match.options.rules, on: term) }
     }

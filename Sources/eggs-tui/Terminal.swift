@@ -118,6 +118,8 @@ final class Terminal {
     }
 
     func clear() { werase(eggs_stdscr()) }
+    /// Rings the terminal bell (or flashes, as the terminal does it).
+    func bell() { beep() }
     func refresh() { wrefresh(eggs_stdscr()) }
 
     /// Writes `text` at row `y`, column `x`, clipped to the screen, with optional attributes.

@@ -161,12 +161,21 @@ final class TmuxSession {
         socket = "eggs-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         name = "main"
         var environment = environment
-        if environment["XDG_STATE_HOME"] == nil || environment["XDG_DATA_HOME"] == nil {
+        if environment["XDG_STATE_HOME"] == nil || environment["XDG_DATA_HOME"] == nil || environment["XDG_CONFIG_HOME"] == nil {
             let home = NSTemporaryDirectory() + "eggs-home-" + socket
             try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
             ownHome = home
             if environment["XDG_STATE_HOME"] == nil { environment["XDG_STATE_HOME"] = home + "/state" }
             if environment["XDG_DATA_HOME"] == nil { environment["XDG_DATA_HOME"] = home + "/data" }
+            if environment["XDG_CONFIG_HOME"] == nil {
+                // An empty config file: not a first run (no how-to-play screen before the lobby),
+                // unless the test asks for one (`firstRun`).
+                environment["XDG_CONFIG_HOME"] = home + "/config"
+                if environment.removeValue(forKey: "EGGS_TEST_FIRST_RUN") == nil {
+                    try FileManager.default.createDirectory(atPath: home + "/config/eggs", withIntermediateDirectories: true)
+                    FileManager.default.createFile(atPath: home + "/config/eggs/config.toml", contents: Data())
+                }
+            }
         }
         var env: [String] = []
         for (key, value) in environment.sorted(by: { $0.key < $1.key }) { env += ["-e", "\(key)=\(value)"] }
