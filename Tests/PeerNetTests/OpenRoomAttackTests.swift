@@ -179,7 +179,7 @@ struct OpenRoomAttackTests {
     }
 
     @Test("joiners: 50 fake IDs that heartbeat and answer every challenge never hold a group's deliveries up for long, and are never admitted",
-          arguments: [UInt64(21), 22, 23])
+          .tags(.slow), .slowTier, arguments: [UInt64(21), 22, 23])
     func answeringJoinersDuringPlay(seed: UInt64) {
         let network = Self.group(seed: seed, peers: 2, total: 3_000)
         var fakes = (0..<50).map { Impostor(id: PeerID(1_000 + UInt64($0)), incarnation: 7) }
@@ -198,7 +198,7 @@ struct OpenRoomAttackTests {
         #expect(SimChecker.violations(network) == [])
     }
 
-    @Test("joiners: a real peer of a higher ID than 50 answering fakes still gets into a group that refuses them")
+    @Test("joiners: a real peer of a higher ID than 50 answering fakes still gets into a group that refuses them", .tags(.slow), .slowTier)
     func realJoinerAmongFakes() {
         // The group of 1 and 2 is busy refusing 50 fakes of lower IDs than 900, which comes up
         // later and must get in.
@@ -219,7 +219,7 @@ struct OpenRoomAttackTests {
     }
 
     @Test("joiners: two fresh peers form a room among 50 or 200 answering fakes of lower IDs (200 fill the peer table)",
-          arguments: [50, 200])
+          .tags(.slow), .slowTier, arguments: [50, 200])
     func foundingAmongFakes(count: Int) {
         let network = SimNetwork(
             options: SimOptions(seed: 41, peerCount: 2), peerIDs: [500, 501].map(Self.id),
