@@ -89,7 +89,7 @@ struct WatchTests {
         let bots = Process()
         bots.executableURL = URL(fileURLWithPath: Harness.binary)
         bots.arguments = ["bot", "--interface", "127.0.0.1", "--port", "\(port)", "--room", room, "--count", "2", "--players", "2",
-                          "--games", "1", "--level", "medium", "--speed", "5", "--seconds", "90", "--quiet",
+                          "--games", "1", "--level", "medium", "--speed", "5", "--seconds", "300", "--quiet",
                           "--log", "\(directory)/bots.jsonl"]
         bots.standardOutput = FileHandle.nullDevice
         bots.standardError = FileHandle.nullDevice
@@ -102,7 +102,9 @@ struct WatchTests {
             command: "\(Harness.binary) play --interface 127.0.0.1 --port \(port) --room \(room) --name carol --id c3 --spectate; echo EXIT=$?; sleep 60",
             environment: ["XDG_STATE_HOME": directory])
         defer { carol.close() }
-        let results = try #require(carol.waitFor("largest chain", seconds: 90), "no results on the spectator's screen: \(carol.screen())")
+        // A game of two medium bots at speed 5 lasts one to a few minutes: the bots run up to
+        // 300 s, so the match ends with results rather than with the bots' time limit.
+        let results = try #require(carol.waitFor("largest chain", seconds: 280), "no results on the spectator's screen: \(carol.screen())")
         #expect(results.firstMatch(of: /Watched from [0-9]{2}:[0-9]{2}:[0-9]{2}, mid-match: figures of the [0-9]+ games? seen whole/) != nil,
                 "the spectator's results do not say from when it watched: \(results)")
         carol.send("q")
