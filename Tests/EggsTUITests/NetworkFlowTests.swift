@@ -154,7 +154,13 @@ struct NetworkFlowTests {
             #expect(session.waitFor("starting height \(height)", seconds: 5) != nil, "the lobby's height: \(session.screen())")
         }
         session.send("b")
-        let practice = try #require(session.waitFor("practice against the"), "no practice: \(session.screen())")
+        var practice = try #require(session.waitFor("practice against the"), "no practice: \(session.screen())")
+        // The title can be captured before the grids are drawn: wait for both grids.
+        let deadline = Date().addingTimeInterval(5)
+        while Harness.gridBottomRows(practice).count < 2, Date() < deadline {
+            usleep(50_000)
+            practice = session.screen()
+        }
         let rows = Harness.gridBottomRows(practice)
         #expect(rows.count == 2, "the practice grids: \(practice)")
         for row in rows {
