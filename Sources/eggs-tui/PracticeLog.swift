@@ -203,31 +203,39 @@ enum PracticeLog {
         var mismatch: String?
     }
 
-    /// Re-runs the match of `log` headless and checks every game's end it records.
-    static func verify(_ log: Loaded) -> Report {
+    /// Re-runs the match of `log` headless, tick by tick up to where the log stops, and hands
+    /// each event to `body` with the match as it stands and the ticks run; returns the match.
+    @discardableResult
+    static func rerun(_ log: Loaded, _ body: (LocalMatch.Event, LocalMatch, Int) -> Void) -> LocalMatch {
         var match = LocalMatch(options: log.options, seats: log.seats)
-        var report = Report()
-        var expected = log.games[...]
         var ticks = 0
         let lastTick = log.stoppedAt ?? max(log.games.last?.tick ?? 0, (log.moves.keys.max() ?? -1) + 1)
         while !match.isOver && ticks < lastTick {
             for move in log.moves[ticks] ?? [] { match.enqueue(move, seat: 0) }
             let events = match.tick()
             ticks += 1
-            for event in events {
-                guard case .gameOver(let winner) = event else { continue }
-                report.games += 1
-                let grids = (match.lastGameGrids ?? match.grids).map { hex16($0.stableHash) }
-                let actual = GameEnd(tick: ticks, game: report.games, winner: winner, grids: grids)
-                guard let want = expected.popFirst() else {
-                    if log.complete, report.mismatch == nil { report.mismatch = "game \(report.games) ends at tick \(ticks), which the log does not record" }
-                    continue
-                }
-                if want != actual, report.mismatch == nil {
-                    report.mismatch = "game \(want.game): the log says tick \(want.tick), winner \(want.winner.map(String.init) ?? "none"), grids \(want.grids.joined(separator: "/")); the match re-run gives tick \(actual.tick), winner \(actual.winner.map(String.init) ?? "none"), grids \(actual.grids.joined(separator: "/"))"
-                } else {
-                    report.checked += 1
-                }
+            for event in events { body(event, match, ticks) }
+        }
+        return match
+    }
+
+    /// Re-runs the match of `log` headless and checks every game's end it records.
+    static func verify(_ log: Loaded) -> Report {
+        var report = Report()
+        var expected = log.games[...]
+        rerun(log) { event, match, ticks in
+            guard case .gameOver(let winner) = event else { return }
+            report.games += 1
+            let grids = (match.lastGameGrids ?? match.grids).map { hex16($0.stableHash) }
+            let actual = GameEnd(tick: ticks, game: report.games, winner: winner, grids: grids)
+            guard let want = expected.popFirst() else {
+                if log.complete, report.mismatch == nil { report.mismatch = "game \(report.games) ends at tick \(ticks), which the log does not record" }
+                return
+            }
+            if want != actual, report.mismatch == nil {
+                report.mismatch = "game \(want.game): the log says tick \(want.tick), winner \(want.winner.map(String.init) ?? "none"), grids \(want.grids.joined(separator: "/")); the match re-run gives tick \(actual.tick), winner \(actual.winner.map(String.init) ?? "none"), grids \(actual.grids.joined(separator: "/"))"
+            } else {
+                report.checked += 1
             }
         }
         if let missing = expected.first, report.mismatch == nil {
@@ -252,37 +260,30 @@ extension PracticeLog {
         let report = verify(log)
         if let mismatch = report.mismatch { throw LogRefused(path: path, reason: mismatch) }
         let ids = [log.peer, botID(log.level)]
-        var match = LocalMatch(options: log.options, seats: log.seats)
         var games: [MatchRecord.Game] = []
         var stats = [(chain: 0, pairs: 0, sent: 0, received: 0), (chain: 0, pairs: 0, sent: 0, received: 0)]
-        var ticks = 0, gameStart = 0
-        let lastTick = log.stoppedAt ?? max(log.games.last?.tick ?? 0, (log.moves.keys.max() ?? -1) + 1)
-        while !match.isOver && ticks < lastTick {
-            for move in log.moves[ticks] ?? [] { match.enqueue(move, seat: 0) }
-            let events = match.tick()
-            ticks += 1
-            for event in events {
-                switch event {
-                case .input(let seat, _, .ticked(_, let chain?)):
-                    stats[seat].pairs += 1
-                    stats[seat].chain = max(stats[seat].chain, chain.chain)
-                case .garbageSent(let from, let to, let count):
-                    stats[from].sent += count
-                    stats[to].received += count
-                case .gameOver(let winner):
-                    let grids = match.lastGameGrids ?? match.grids
-                    games.append(MatchRecord.Game(
-                        number: games.count + 1, game: UInt32(games.count), winner: winner.map { ids[$0] },
-                        durationSeconds: Double(ticks - gameStart) / 60, mirrored: true,
-                        stats: (0..<2).map { seat in
-                            MatchRecord.PlayerStats(player: ids[seat], largestChain: stats[seat].chain, pairsPlaced: stats[seat].pairs,
-                                                    garbageSent: stats[seat].sent, garbageReceived: stats[seat].received,
-                                                    toppedOut: grids[seat].state == .toppedOut)
-                        }))
-                    stats = [(0, 0, 0, 0), (0, 0, 0, 0)]
-                    gameStart = ticks
-                default: break
-                }
+        var gameStart = 0
+        let match = rerun(log) { event, match, ticks in
+            switch event {
+            case .input(let seat, _, .ticked(_, let chain?)):
+                stats[seat].pairs += 1
+                stats[seat].chain = max(stats[seat].chain, chain.chain)
+            case .garbageSent(let from, let to, let count):
+                stats[from].sent += count
+                stats[to].received += count
+            case .gameOver(let winner):
+                let grids = match.lastGameGrids ?? match.grids
+                games.append(MatchRecord.Game(
+                    number: games.count + 1, game: UInt32(games.count), winner: winner.map { ids[$0] },
+                    durationSeconds: Double(ticks - gameStart) / 60, mirrored: true,
+                    stats: (0..<2).map { seat in
+                        MatchRecord.PlayerStats(player: ids[seat], largestChain: stats[seat].chain, pairsPlaced: stats[seat].pairs,
+                                                garbageSent: stats[seat].sent, garbageReceived: stats[seat].received,
+                                                toppedOut: grids[seat].state == .toppedOut)
+                    }))
+                stats = [(0, 0, 0, 0), (0, 0, 0, 0)]
+                gameStart = ticks
+            default: break
             }
         }
         let names = [log.name, "bot (\(log.level.rawValue))"]
