@@ -13,6 +13,25 @@ struct HelpOverlayTests {
             .joined(separator: " ")
     }
 
+    /// Waits until the overlay (`header`) is on the screen and drawn whole: every one of `phrases`
+    /// shows (at most `seconds`). A capture can land while the terminal is still drawing the
+    /// overlay, so its first line alone does not mean the rest is there. Returns the last screen
+    /// that showed `header`, drawn whole or not, so the caller's expectations name what is missing.
+    static func waitShown(_ session: TmuxSession, _ header: String, _ phrases: [String], seconds: Double = 20) -> String? {
+        let deadline = Date().addingTimeInterval(seconds)
+        var last: String?
+        while Date() < deadline {
+            let shown = session.screen()
+            if shown.contains(header) {
+                last = shown
+                let text = joined(shown)
+                if phrases.allSatisfy({ text.contains($0) }) { return shown }
+            }
+            usleep(50_000)
+        }
+        return last
+    }
+
     /// Waits until the overlay is gone from the screen (at most `seconds`).
     static func waitGone(_ session: TmuxSession, seconds: Double = 10) -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
@@ -31,9 +50,10 @@ struct HelpOverlayTests {
         defer { session.close() }
         #expect(session.waitFor("? help") != nil, "the game did not start, or its hints lack '? help': \(session.screen())")
         session.send("?")
-        let shown = try #require(session.waitFor("any key closes it"), "no overlay: \(session.screen())")
+        let wanted = ["w hard drop", "←/h left", "p pause", "Rules (tsu)", "Four or more eggs of one colour", "chain", "garbage", "hidden row", "Score", "You lose"]
+        let shown = try #require(Self.waitShown(session, "any key closes it", wanted), "no overlay: \(session.screen())")
         let text = Self.joined(shown)
-        for phrase in ["w hard drop", "←/h left", "p pause", "Rules (tsu)", "Four or more eggs of one colour", "chain", "garbage", "hidden row", "Score", "You lose"] {
+        for phrase in wanted {
             #expect(text.contains(phrase), "the overlay lacks '\(phrase)': \(shown)")
         }
         #expect(!text.contains("space hard drop"), "the overlay shows the default hard drop, not the bound one: \(shown)")
@@ -57,9 +77,10 @@ struct HelpOverlayTests {
         defer { session.close() }
         #expect(session.waitFor("? help") != nil, "the replay did not start: \(session.screen())")
         session.send("?")
-        let shown = try #require(session.waitFor("any key closes it"), "no overlay: \(session.screen())")
+        let wanted = ["+/- speed", "n next game", "Rules (sfe)", "Four or more eggs of one colour", "You lose"]
+        let shown = try #require(Self.waitShown(session, "any key closes it", wanted), "no overlay: \(session.screen())")
         let text = Self.joined(shown)
-        for phrase in ["+/- speed", "n next game", "Rules (sfe)", "Four or more eggs of one colour", "You lose"] {
+        for phrase in wanted {
             #expect(text.contains(phrase), "the overlay lacks '\(phrase)': \(shown)")
         }
         session.send("Space")
@@ -83,9 +104,10 @@ struct HelpOverlayTests {
         defer { bob.close() }
         #expect(alice.waitFor("bob") != nil, "alice's lobby never listed bob: \(alice.screen())")
         alice.send("?")
-        let lobby = try #require(alice.waitFor("any key closes it"), "no overlay in the lobby: \(alice.screen())")
+        let lobbyWanted = ["In the lobby", "r/enter ready", "s speed", "b practice", "Rules (sfe)", "Four or more eggs of one colour"]
+        let lobby = try #require(Self.waitShown(alice, "any key closes it", lobbyWanted), "no overlay in the lobby: \(alice.screen())")
         let lobbyText = Self.joined(lobby)
-        for phrase in ["In the lobby", "r/enter ready", "s speed", "b practice", "Rules (sfe)", "Four or more eggs of one colour"] {
+        for phrase in lobbyWanted {
             #expect(lobbyText.contains(phrase), "the lobby's overlay lacks '\(phrase)': \(lobby)")
         }
         alice.send("x")
@@ -94,7 +116,7 @@ struct HelpOverlayTests {
         bob.send("r")
         #expect(alice.waitFor("game 1") != nil, "no match started: \(alice.screen())")
         alice.send("?")
-        let match = try #require(alice.waitFor("the match goes on underneath"), "no overlay in the match: \(alice.screen())")
+        let match = try #require(Self.waitShown(alice, "the match goes on underneath", ["space hard drop"]), "no overlay in the match: \(alice.screen())")
         #expect(Self.joined(match).contains("space hard drop"), "the match's overlay: \(match)")
         // Nobody plays: at speed 9 both top out within seconds. The match ends on bob's screen
         // while alice's overlay stays open, so her game went on under it.
