@@ -13,6 +13,10 @@ import Glibc
 ///     color = false            # draw without colours, as --no-color
 ///     colors = 5               # egg colours in play, as --colors
 ///     bell = true              # the terminal bell on a chain of 3 or more, garbage and a top-out, as --bell
+///     preview = true           # show where the pair will land (the preview key, v, toggles it)
+///     das = 133                # ms a held move waits before it repeats (kitty keyboard protocol)
+///     arr = 33                 # ms between repeats of a held move
+///     keyboard = "auto"        # "kitty" forces the kitty keyboard protocol, "legacy" keeps the terminal's repeat
 ///     logs-keep = 200          # message logs kept in $XDG_STATE_HOME/eggs (0: every log)
 ///     logs-max-mb = 500        # and megabytes they take at most
 ///     [keys]
@@ -34,6 +38,16 @@ struct Config: Equatable {
     /// `true` rings the terminal bell on your chain of 3 or more, garbage landing on you and
     /// your top-out (as `--bell`).
     var bell: Bool?
+    /// `true` shows the drop preview from the start (the preview key toggles it).
+    var preview: Bool?
+    /// Delayed auto shift: milliseconds a held move key waits before it repeats (kitty keyboard
+    /// protocol only; default ``KeyRepeat/defaultDelayMilliseconds``).
+    var das: Int?
+    /// Auto repeat rate: milliseconds between repeats of a held move key (0: every tick).
+    var arr: Int?
+    /// How keys are read: `auto` (the kitty keyboard protocol when the terminal answers its
+    /// query), `kitty` (always), `legacy` (never: the terminal's own repeat).
+    var keyboard: KeyboardMode?
     /// Message logs kept in eggs-tui's own directory, at most (0: every log; default 200:
     /// ``LogRetention``).
     var logsKeep: Int?
@@ -44,8 +58,9 @@ struct Config: Equatable {
 
     static let fileSizeMax = 64 * 1024
     static let keysPerActionMax = 8
-    static let topLevelKeys = ["name", "room", "interface", "group", "port", "color", "colors", "bell", "logs-keep", "logs-max-mb", "keys"]
+    static let topLevelKeys = ["name", "room", "interface", "group", "port", "color", "colors", "bell", "preview", "das", "arr", "keyboard", "logs-keep", "logs-max-mb", "keys"]
     static let logsKeepMax = 1_000_000
+    static let dasMax = 2_000, arrMax = 1_000
     static let logsMaxMBMax = 1 << 20
 
     /// `$XDG_CONFIG_HOME/eggs/config.toml`, default `~/.config/eggs/config.toml`.
@@ -125,6 +140,20 @@ struct Config: Equatable {
             case "bell":
                 guard let bell = value.bool else { throw bad(key, nil, "bell must be true or false") }
                 config.bell = bell
+            case "preview":
+                guard let preview = value.bool else { throw bad(key, nil, "preview must be true or false") }
+                config.preview = preview
+            case "das":
+                guard let das = value.int, (0...dasMax).contains(das) else { throw bad(key, nil, "das must be a whole number of milliseconds from 0 to \(dasMax)") }
+                config.das = das
+            case "arr":
+                guard let arr = value.int, (0...arrMax).contains(arr) else { throw bad(key, nil, "arr must be a whole number of milliseconds from 0 to \(arrMax)") }
+                config.arr = arr
+            case "keyboard":
+                guard let text = value.string, let mode = KeyboardMode(rawValue: text) else {
+                    throw bad(key, nil, "keyboard must be \"auto\", \"kitty\" or \"legacy\"")
+                }
+                config.keyboard = mode
             case "colors":
                 guard let colors = value.int, (4...6).contains(colors) else { throw bad(key, nil, "colors must be 4, 5 or 6") }
                 config.colors = colors
@@ -158,7 +187,10 @@ struct Config: Equatable {
         case "name", "room", "interface", "group": return "a string in quotes"
         case "port": return "a whole number from 1 to 65535"
         case "colors": return "a whole number: 4, 5 or 6"
-        case "color", "bell": return "true or false"
+        case "color", "bell", "preview": return "true or false"
+        case "das": return "a whole number of milliseconds, 0 to \(dasMax)"
+        case "arr": return "a whole number of milliseconds, 0 to \(arrMax)"
+        case "keyboard": return "\"auto\", \"kitty\" or \"legacy\""
         case "logs-keep": return "a whole number of logs, 0 (keep every log) to \(logsKeepMax)"
         case "logs-max-mb": return "a whole number of megabytes, 1 to \(logsMaxMBMax)"
         case "keys": return "a table: [keys] then lines action = \"key\""

@@ -24,12 +24,24 @@ protocol Screen: AnyObject {
     /// Called when the wake pipe woke the loop: whether the screen would now show something
     /// else (a frame is drawn only then).
     func woke() -> Bool
+    /// How `key` repeats while held, when eggs repeats held keys itself (the kitty keyboard
+    /// protocol): nil for a key that does not repeat (the default).
+    func repeatKind(_ key: TerminalKey) -> KeyRepeatKind?
+}
+
+/// How a held key repeats (``KeyRepeat``).
+enum KeyRepeatKind {
+    /// After the delay (DAS), then at the rate (ARR): moves.
+    case delayed
+    /// At the rate from the press: soft drop.
+    case immediate
 }
 
 extension Screen {
     var wake: WakePipe? { nil }
     func drawn() {}
     func woke() -> Bool { true }
+    func repeatKind(_ key: TerminalKey) -> KeyRepeatKind? { nil }
 }
 
 enum GameLoop {
@@ -40,6 +52,9 @@ enum GameLoop {
     static func run(_ screen: Screen, on term: Terminal) {
         var nextTick = MonotonicClock.now().nanoseconds
         var dirty = true
+        let config = Config.current
+        var repeater = KeyRepeat(dasMilliseconds: config.das ?? KeyRepeat.defaultDelayMilliseconds,
+                                 arrMilliseconds: config.arr ?? KeyRepeat.defaultIntervalMilliseconds)
         while !screen.finished {
             if Terminal.interrupted != 0 {
                 screen.interrupted()
@@ -57,32 +72,37 @@ enum GameLoop {
             if screen.wantsTicks {
                 wait = Int32(clamping: nextTick > now ? (nextTick - now + 999_999) / 1_000_000 : 0)
             }
-            if let wake = screen.wake {
-                // Sleep until a key, a wake-up from the network or the tick; then take every
-                // key already typed without waiting.
-                var fds = [pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0),
-                           pollfd(fd: wake.readFD, events: Int16(POLLIN), revents: 0)]
-                _ = poll(&fds, 2, wait)
-                if fds[1].revents != 0 {
-                    wake.drain()
-                    dirty = screen.woke() || dirty
-                }
-                var gotKey = false
-                while let key = term.readKey(timeoutMilliseconds: 0) {
-                    if key != .resize { screen.handle(key: key) }
-                    gotKey = true
-                    if screen.finished { break }
-                }
-                if gotKey {
-                    dirty = true
-                    continue
-                }
-                // A wake-up alone falls through to the ticks, so a busy network never starves them.
-            } else if let key = term.readKey(timeoutMilliseconds: wait) {
-                if key != .resize { screen.handle(key: key) }
+            if let due = repeater.nextDue {
+                wait = min(wait, Int32(clamping: due > now ? (due - now + 999_999) / 1_000_000 : 0))
+            }
+            // Sleep until a key, a wake-up from the network, a held key's repeat or the tick;
+            // then take every key already typed without waiting.
+            var fds = [pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)]
+            if let wake = screen.wake { fds.append(pollfd(fd: wake.readFD, events: Int16(POLLIN), revents: 0)) }
+            _ = poll(&fds, nfds_t(fds.count), wait)
+            if let wake = screen.wake, fds[1].revents != 0 {
+                wake.drain()
+                dirty = screen.woke() || dirty
+            }
+            var gotKey = false
+            for event in term.readEvents(timeoutMilliseconds: 0) {
+                gotKey = true
+                deliver(event, to: screen, repeater: &repeater, ownRepeat: term.kittyKeyboard)
+                if screen.finished { break }
+            }
+            if let held = repeater.held?.key, screen.repeatKind(held) == nil {
+                // The screen changed under the held key (the pair locked, a question opened).
+                repeater.cancel()
+            }
+            if !screen.finished, let due = repeater.due(at: MonotonicClock.now().nanoseconds) {
+                for _ in 0..<due.count where !screen.finished { screen.handle(key: due.key) }
+                gotKey = true
+            }
+            if gotKey {
                 dirty = true
                 continue
             }
+            // A wake-up alone falls through to the ticks, so a busy network never starves them.
             let after = MonotonicClock.now().nanoseconds
             if !screen.wantsTicks {
                 // Paused, asking a question or too small to show the game: no tick at all, so
@@ -98,6 +118,30 @@ enum GameLoop {
                 ticks += 1
             }
             if nextTick <= after { nextTick = after + tickNanoseconds }
+        }
+    }
+
+    /// One key event to the screen. With the kitty protocol (`ownRepeat`) eggs repeats held keys
+    /// itself: a press of a key the screen repeats starts its repeat, its release ends it, and the
+    /// terminal's own repeats of it are ignored. Ctrl-C, which the protocol sends as a key rather
+    /// than a signal, interrupts as the signal would.
+    static func deliver(_ event: KeyEvent, to screen: Screen, repeater: inout KeyRepeat, ownRepeat: Bool) {
+        if event.key == .character("\u{3}") {
+            Terminal.interrupted = SIGINT
+            return
+        }
+        if event.key == .resize { return }
+        switch event.kind {
+        case .release:
+            repeater.release(event.key)
+        case .repeat:
+            // The terminal's repeat of a key eggs does not repeat itself (text entry, for one).
+            if !ownRepeat || screen.repeatKind(event.key) == nil { screen.handle(key: event.key) }
+        case .press:
+            screen.handle(key: event.key)
+            if ownRepeat, let kind = screen.repeatKind(event.key) {
+                repeater.press(event.key, at: MonotonicClock.now().nanoseconds, immediate: kind == .immediate)
+            }
         }
     }
 

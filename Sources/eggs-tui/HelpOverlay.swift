@@ -37,7 +37,7 @@ enum HelpOverlay {
         let game = [
             "\(keys.labels(.left)) left", "\(keys.labels(.right)) right", "\(keys.labels(.softDrop)) soft drop",
             "\(keys.labels(.hardDrop)) hard drop", "\(keys.labels(.rotateCW)) turn clockwise",
-            "\(keys.labels(.rotateCCW)) turn anticlockwise",
+            "\(keys.labels(.rotateCCW)) turn anticlockwise", "\(keys.labels(.preview)) drop preview",
         ]
         switch place {
         case .lobby:

@@ -10,6 +10,8 @@ enum KeyAction: String, CaseIterable {
     case rotateCW = "rotate-cw"
     case rotateCCW = "rotate-ccw"
     case pause, quit, ready
+    /// Shows or hides the drop preview (where the pair will land).
+    case preview
 }
 
 /// Keys to actions. Defaults: arrows and h/j/k/l move, z/x (and up) rotate, space hard
@@ -31,6 +33,7 @@ struct KeyMap {
         .pause: [.character("p")],
         .quit: [.character("q")],
         .ready: [.character("r"), .enter],
+        .preview: [.character("v")],
     ]
 
     init() { bindings = Self.defaults }

@@ -16,6 +16,8 @@ struct PlayerPanel {
     var alert: Bool = false
     /// The chain in time and the garbage tray (`nil`: read from `grid`, `incomingGarbage`, `chain`).
     var activity: (any BoardActivity)? = nil
+    /// The drop preview: where the live pair's eggs would rest (drawn hollow in empty cells).
+    var preview: [(column: Int, row: Int, color: EggColor)] = []
 }
 
 /// Glyphs for cells: one per colour, so the game reads without colour too.
@@ -31,6 +33,19 @@ struct Glyphs {
         case .purple: return "◆"
         case .green: return "♣"
         case .orange: return "✚"
+        }
+    }
+
+    /// The drop preview's glyph for `color`: the egg's glyph hollow (lower case without Unicode).
+    func ghost(_ color: EggColor) -> String {
+        guard unicode else { return String(color.letter).lowercased() }
+        switch color {
+        case .red: return "○"
+        case .blue: return "□"
+        case .yellow: return "△"
+        case .purple: return "◇"
+        case .green: return "♧"
+        case .orange: return "✛"
         }
     }
 
@@ -194,6 +209,16 @@ struct MatchView {
         }
     }
 
+    /// The text of a drop-preview cell: the hollow glyph where an egg's glyph would be.
+    static func ghostText(_ color: EggColor, glyphs: Glyphs, size: CellSize, line: Int) -> String {
+        let glyph = glyphs.ghost(color)
+        switch size.width {
+        case 1: return glyph
+        case 2: return glyph + " "
+        default: return line == size.height - 1 ? " " + glyph + "  " : "    "
+        }
+    }
+
     private static func drawPanel(_ panel: PlayerPanel, on term: Terminal, glyphs: Glyphs, y: Int, x: Int, cell size: CellSize) {
         let compact = size.width == 1
         let inner = Board.columnsCount * size.width
@@ -217,6 +242,11 @@ struct MatchView {
                 term.put(line, x, corner.4)
                 for column in 0..<Board.columnsCount {
                     let cell = panel.grid.displayCell(column: column, row: row)
+                    if cell == .empty, let ghost = panel.preview.first(where: { $0.column == column && $0.row == row }) {
+                        term.put(line, x + 1 + column * size.width, ghostText(ghost.color, glyphs: glyphs, size: size, line: part),
+                                 pair: Glyphs.pair(for: .egg(ghost.color)))
+                        continue
+                    }
                     let popping = cell != .empty && activity.isPopping(column: column, row: row)
                     term.put(line, x + 1 + column * size.width, cellText(cell, glyphs: glyphs, size: size, line: part),
                              pair: Glyphs.pair(for: cell), bold: cell != .empty, reverse: popping && flashOn)

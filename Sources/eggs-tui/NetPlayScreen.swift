@@ -85,6 +85,8 @@ final class NetPlayScreen: Screen {
     private var bell: BellWatch
     /// The bell rings at the next frame.
     private var bellDue = false
+    /// The drop preview on this player's board (config `preview`; the preview key toggles it).
+    private var showPreview = Config.current.preview == true
 
     init(peer: NetPeer, room: String, name: String, spectator: Bool, settings: MatchSettings, keys: KeyMap, unicode: Bool,
          privateRoom: Bool = false, bell: Bool = false) {
@@ -110,6 +112,19 @@ final class NetPlayScreen: Screen {
     func interrupted() { quit = true }
 
     var wake: WakePipe? { peer.wake }
+
+    /// Held moves repeat (kitty keyboard protocol) while this player plays a game, from pair to pair.
+    func repeatKind(_ key: TerminalKey) -> KeyRepeatKind? {
+        guard !spectator, !holding, renaming == nil, !confirmingQuit, !helpShown, results == nil,
+              let action = keys.action(for: key) else { return nil }
+        let kind: KeyRepeatKind
+        switch action {
+        case .left, .right: kind = .delayed
+        case .softDrop: kind = .immediate
+        default: return nil
+        }
+        return peer.withMatch { match, _ in match.isPlaying && !match.hasLeftMatch } ? kind : nil
+    }
 
     /// With a trace: remote players' stream counts in the frame being drawn, and as last traced.
     private var drawnInputs: (game: UInt32, counts: [PeerID: Int])?
@@ -173,6 +188,10 @@ final class NetPlayScreen: Screen {
         }
         if HelpOverlay.opens(key, keys: keys) {
             helpShown = true
+            return
+        }
+        if action == .preview {
+            showPreview.toggle()
             return
         }
         let spectator = self.spectator, holding = self.holding
@@ -634,7 +653,8 @@ final class NetPlayScreen: Screen {
                 name: lobbyNames[id] ?? id.hex, grid: grid, next: next, wins: state.wins[id] ?? 0,
                 incomingGarbage: max(0, (mirror?.garbageReceived ?? 0) - (mirror?.garbageLanded ?? 0)),
                 chain: lastChains[id] ?? 0, status: statusText, isLocal: isMe,
-                alert: desynced || !present.contains(id) || grid.state == .toppedOut)
+                alert: desynced || !present.contains(id) || grid.state == .toppedOut,
+                preview: isMe && showPreview ? grid.dropPreview : [])
         }
         if !state.mirrored {
             // Joined during this game: the room sends the players' grids with their queued

@@ -79,6 +79,8 @@ final class PracticeScreen: Screen {
     private var bell: BellWatch
     /// The bell rings at the next frame.
     private var bellDue = false
+    /// The drop preview on the player's board (config `preview`; the preview key toggles it).
+    private var showPreview = Config.current.preview == true
     /// Garbage landed on your board this game.
     private var garbageLandedOnYou = 0
 
@@ -114,6 +116,17 @@ final class PracticeScreen: Screen {
 
     /// Paused, asking whether to leave, showing help, too small to show or over: the whole match stands still.
     var wantsTicks: Bool { !paused && !confirmingQuit && !helpShown && !tooSmall && ((!match.isOver && !playbackEnded) || holdTicks > 0) }
+
+    /// Held moves repeat (kitty keyboard protocol) while a game is played, from pair to pair.
+    func repeatKind(_ key: TerminalKey) -> KeyRepeatKind? {
+        guard playback == nil, wantsTicks, holdTicks == 0, !match.isOver,
+              let action = keys.action(for: key) else { return nil }
+        switch action {
+        case .left, .right: return .delayed
+        case .softDrop: return .immediate
+        default: return nil
+        }
+    }
 
     /// A replay reached the tick its player left the match at.
     private var playbackEnded: Bool { playback?.stoppedAt.map { matchTicks >= $0 } ?? false }
@@ -151,6 +164,8 @@ final class PracticeScreen: Screen {
             paused.toggle()
         case .ready:
             if showingResults { restart() }
+        case .preview:
+            showPreview.toggle()
         default:
             guard !paused, !match.isOver, holdTicks == 0, let move = Self.move(for: action) else { return }
             match.enqueue(move, seat: 0)
@@ -315,7 +330,8 @@ final class PracticeScreen: Screen {
                 chain: lastChains[seat],
                 status: grids[seat].state == .toppedOut ? "out" : (seat == 0 ? "you" : ""),
                 isLocal: seat == 0,
-                alert: grids[seat].state == .toppedOut
+                alert: grids[seat].state == .toppedOut,
+                preview: seat == 0 && showPreview && playback == nil && finalGrids == nil ? grids[seat].dropPreview : []
             )
         }
         if finalGrids == nil, let frames = ChainFrames.shared {

@@ -23,6 +23,10 @@ final class Terminal {
     /// where orange would be red again) red in reverse video.
     private(set) var orangeInReverse = false
     private var screen: OpaquePointer?
+    /// Whether keys come by the kitty keyboard protocol (press, repeat and release events):
+    /// eggs then repeats held keys itself (``KeyRepeat``).
+    let kittyKeyboard: Bool
+    private var decoder = KittyDecoder()
 
     /// Colour pair numbers for the egg colours R B Y P G O, then garbage and UI accents.
     static let pairRed: Int32 = 1, pairBlue: Int32 = 2, pairYellow: Int32 = 3, pairPurple: Int32 = 4,
@@ -38,6 +42,12 @@ final class Terminal {
             throw CommandFailure.badInput("no usable terminal: standard input and output must be a terminal")
         }
         let term = getenv("TERM").map { String(cString: $0) } ?? ""
+        // Asked before curses starts, so the terminal's answers never reach the game as keys.
+        switch try Config.checked().keyboard ?? .auto {
+        case .kitty: kittyKeyboard = true
+        case .legacy: kittyKeyboard = false
+        case .auto: kittyKeyboard = KittyDecoder.terminalSpeaksProtocol()
+        }
         // A parent (a test runner, a supervisor) may hand down SIGWINCH blocked or ignored:
         // curses would then never hear of a resize. Take it back before curses sets up.
         var winch = sigset_t()
@@ -54,8 +64,14 @@ final class Terminal {
         Terminal.installRestoreHandlers()
         cbreak()
         noecho()
-        keypad(eggs_stdscr(), true)
+        // With the kitty protocol eggs reads the escape sequences itself; curses would take
+        // the ones it does not know apart.
+        keypad(eggs_stdscr(), !kittyKeyboard)
         curs_set(0)
+        if kittyKeyboard {
+            Terminal.writeRaw(KittyDecoder.push)
+            Terminal.kittyPushed = true
+        }
         let wantColor = !noColor && getenv("NO_COLOR").map { String(cString: $0).isEmpty } ?? true
         if wantColor && has_colors() {
             start_color()
@@ -80,6 +96,10 @@ final class Terminal {
     /// Leaves curses mode and restores the terminal; safe to call twice.
     func restore() {
         guard let screen else { return }
+        if Terminal.kittyPushed {
+            Terminal.writeRaw(KittyDecoder.pop)
+            Terminal.kittyPushed = false
+        }
         endwin()
         delscreen(screen)
         self.screen = nil
@@ -89,33 +109,50 @@ final class Terminal {
     var rows: Int { Int(eggs_lines()) }
     var columns: Int { Int(eggs_cols()) }
 
-    /// Waits up to `milliseconds` for a key (-1 waits forever). Sleeps, never spins.
-    func readKey(timeoutMilliseconds: Int32) -> TerminalKey? {
-        wtimeout(eggs_stdscr(), timeoutMilliseconds)
-        var ch: wint_t = 0
-        let result = wget_wch(eggs_stdscr(), &ch)
-        if result == eggs_err() { return nil }
-        if result == KEY_CODE_YES {
-            switch Int32(ch) {
-            case KEY_UP: return .up
-            case KEY_DOWN: return .down
-            case KEY_LEFT: return .left
-            case KEY_RIGHT: return .right
-            case KEY_ENTER: return .enter
-            case KEY_BACKSPACE: return .backspace
-            case eggs_key_resize(): return .resize
-            default: return .other(Int32(ch))
+    /// Waits up to `milliseconds` for a key (-1 waits forever); then takes every key already
+    /// typed. Sleeps, never spins. Without the kitty protocol every key is a press.
+    func readEvents(timeoutMilliseconds: Int32) -> [KeyEvent] {
+        var events: [KeyEvent] = []
+        var scalars: [Unicode.Scalar] = []
+        var timeout = timeoutMilliseconds
+        while events.count + scalars.count < 256 {
+            wtimeout(eggs_stdscr(), timeout)
+            timeout = 0
+            var ch: wint_t = 0
+            let result = wget_wch(eggs_stdscr(), &ch)
+            if result == eggs_err() { break }
+            if result == KEY_CODE_YES {
+                let key: TerminalKey
+                switch Int32(ch) {
+                case KEY_UP: key = .up
+                case KEY_DOWN: key = .down
+                case KEY_LEFT: key = .left
+                case KEY_RIGHT: key = .right
+                case KEY_ENTER: key = .enter
+                case KEY_BACKSPACE: key = .backspace
+                case eggs_key_resize(): key = .resize
+                default: key = .other(Int32(ch))
+                }
+                events += decoder.feed(scalars) + [.press(key)]
+                scalars = []
+                continue
+            }
+            guard let scalar = Unicode.Scalar(UInt32(ch)) else { continue }
+            if kittyKeyboard {
+                scalars.append(scalar)
+            } else {
+                switch ch {
+                case 27: events.append(.press(.escape))
+                default: events.append(.press(KittyDecoder.legacyKey(scalar)))
+                }
             }
         }
-        switch ch {
-        case 10, 13: return .enter
-        case 27: return .escape
-        case 127, 8: return .backspace
-        default:
-            guard let scalar = Unicode.Scalar(UInt32(ch)) else { return .other(Int32(ch)) }
-            return .character(Character(scalar))
-        }
+        if kittyKeyboard { events += decoder.feed(scalars) + decoder.flush() }
+        return events
     }
+
+    /// Escape sequences the kitty decoder could not read (dropped).
+    var undecodedKeys: Int { decoder.dropped }
 
     func clear() { werase(eggs_stdscr()) }
     /// Rings the terminal bell (or flashes, as the terminal does it).
@@ -175,6 +212,14 @@ final class Terminal {
     // MARK: restoring the terminal on signals and crashes
 
     nonisolated(unsafe) static var active = true
+    /// Whether the kitty keyboard protocol is pushed (popped again on every way out).
+    nonisolated(unsafe) static var kittyPushed = false
+
+    /// Writes `text` to the terminal directly (outside curses' buffer).
+    static func writeRaw(_ text: String) {
+        let bytes = Array(text.utf8)
+        _ = bytes.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
+    }
     nonisolated(unsafe) static var interrupted: Int32 = 0
 
     private static func installRestoreHandlers() {
@@ -190,6 +235,11 @@ final class Terminal {
         // A crash restores the terminal first, then dies as it would have.
         for sig in [SIGSEGV, SIGABRT, SIGILL, SIGTRAP, SIGBUS, SIGFPE] {
             signal(sig) { sig in
+                if Terminal.kittyPushed {
+                    // "\e[<u", written without allocating.
+                    var pop: (UInt8, UInt8, UInt8, UInt8) = (27, 91, 60, 117)
+                    _ = withUnsafeBytes(of: &pop) { write(STDOUT_FILENO, $0.baseAddress, 4) }
+                }
                 if Terminal.active { endwin() }
                 signal(sig, SIG_DFL)
                 raise(sig)
