@@ -15,6 +15,7 @@ static inline int eggs_cols(void) { return COLS; }
 static inline int eggs_colors(void) { return COLORS; }
 static inline attr_t eggs_a_bold(void) { return A_BOLD; }
 static inline attr_t eggs_a_reverse(void) { return A_REVERSE; }
+static inline attr_t eggs_a_underline(void) { return A_UNDERLINE; }
 static inline attr_t eggs_a_dim(void) { return A_DIM; }
 static inline attr_t eggs_a_normal(void) { return A_NORMAL; }
 static inline attr_t eggs_color_pair(int n) { return COLOR_PAIR(n); }

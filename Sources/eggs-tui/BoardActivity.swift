@@ -8,6 +8,8 @@ import EggGame
 protocol BoardActivity {
     /// Whether the egg at `column`, `row` (0 = top) is popping now (drawn flashing).
     func isPopping(column: Int, row: Int) -> Bool
+    /// Whether the egg at `column`, `row` is squashed by its landing bounce now (drawn underlined).
+    func isBouncing(column: Int, row: Int) -> Bool
     /// The chain counter to show ("3-chain!"); below 2 nothing is shown.
     var chainStep: Int { get }
     /// Garbage the chain sends so far (it counts up as steps pop).
@@ -30,6 +32,18 @@ struct GridActivity: BoardActivity {
         if case .popping = grid.activity(column: column, row: row) { return true }
         return false
     }
+    /// A landing egg is squashed for the first half of its landing (`sfe`: 7 of 15 ticks); the
+    /// garbage of a column bouncing after garbage landed in it, for the first half of the bounce
+    /// (8 of 17). The grid's own timers decide, so owners and mirrors draw the same at a tick.
+    func isBouncing(column: Int, row: Int) -> Bool {
+        let timing = grid.rules.timing
+        if case .landing(let left) = grid.activity(column: column, row: row) {
+            return left > timing.landingTicks - timing.landingTicks / 2
+        }
+        return grid.board[column: column, row: row] == .garbage
+            && grid.bounceTicksLeft(column: column) > timing.garbageBounceTicks - timing.garbageBounceTicks / 2
+    }
+
     var chainStep: Int { grid.chainStep > 0 ? grid.chainStep : lastChain }
     var chainGarbage: Int {
         grid.chainStep > 0 ? ChainResult(steps: grid.chainSteps).garbage : (lastChain > 1 ? grid.garbagePending : 0)

@@ -248,8 +248,9 @@ struct MatchView {
                         continue
                     }
                     let popping = cell != .empty && activity.isPopping(column: column, row: row)
+                    let bouncing = cell != .empty && !popping && activity.isBouncing(column: column, row: row)
                     term.put(line, x + 1 + column * size.width, cellText(cell, glyphs: glyphs, size: size, line: part),
-                             pair: Glyphs.pair(for: cell), bold: cell != .empty, reverse: popping && flashOn)
+                             pair: Glyphs.pair(for: cell), bold: cell != .empty, reverse: popping && flashOn, underline: bouncing)
                 }
                 term.put(line, x + 1 + inner, corner.4)
             }

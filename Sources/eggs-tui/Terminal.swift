@@ -160,11 +160,12 @@ final class Terminal {
     func refresh() { wrefresh(eggs_stdscr()) }
 
     /// Writes `text` at row `y`, column `x`, clipped to the screen, with optional attributes.
-    func put(_ y: Int, _ x: Int, _ text: String, pair: Int32 = 0, bold: Bool = false, reverse: Bool = false) {
+    func put(_ y: Int, _ x: Int, _ text: String, pair: Int32 = 0, bold: Bool = false, reverse: Bool = false, underline: Bool = false) {
         guard y >= 0, y < rows, x >= 0, x < columns else { return }
         var attrs: attr_t = 0
         if colors && pair != 0 { attrs |= eggs_color_pair(pair) }
         if bold { attrs |= eggs_a_bold() }
+        if underline { attrs |= eggs_a_underline() }
         if reverse || (colors && pair == Terminal.pairOrange && orangeInReverse) { attrs |= eggs_a_reverse() }
         if attrs != 0 { wattron(eggs_stdscr(), Int32(bitPattern: attrs)) }
         let room = columns - x
