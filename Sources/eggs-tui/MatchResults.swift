@@ -30,13 +30,17 @@ struct MatchResults: Equatable {
 
     static let columns = ["player", "wins", "largest chain", "pairs", "pairs/min", "garbage sent", "received"]
 
-    /// The rows of the table: a header, then one row a player (widths fit 80 columns).
-    func tableLines() -> [String] {
-        let widths = [16, 5, 14, 6, 10, 13, 9]
+    /// The rows of the table: a header, then one row a player. The widths fit 80 columns; wider
+    /// than 80 (`columns`), the player column grows to the longest name (24 at most), and a
+    /// name still too long ends in "…".
+    func tableLines(columns: Int = 80) -> [String] {
+        let longest = players.map(\.name.count).max() ?? 0
+        let nameWidth = min(max(16, longest), 16 + max(0, columns - 80))
+        let widths = [nameWidth, 5, 14, 6, 10, 13, 9]
         func row(_ cells: [String]) -> String {
             zip(cells, widths).enumerated().map { index, pair in
                 let (text, width) = pair
-                let cut = String(text.prefix(width))
+                let cut = text.count <= width ? text : String(text.prefix(width - 1)) + "…"
                 let fill = String(repeating: " ", count: max(0, width - cut.count))
                 return index == 0 ? cut + fill : fill + cut
             }.joined(separator: " ")
@@ -55,7 +59,7 @@ struct MatchResults: Equatable {
     /// Draws the screen centred; `hint` is the line of keys under it.
     func draw(on term: Terminal, hint: String, notes: [String] = []) {
         let minutes = Int(seconds) / 60, secs = Int(seconds) % 60
-        let lines = tableLines()
+        let lines = tableLines(columns: term.columns)
         let width = max(lines.map(\.count).max() ?? 0, hint.count, headline.count, note?.count ?? 0)
         let height = lines.count + 6
         let top = max(0, (term.rows - height) / 2)

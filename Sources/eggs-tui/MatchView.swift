@@ -222,9 +222,10 @@ struct MatchView {
     private static func drawPanel(_ panel: PlayerPanel, on term: Terminal, glyphs: Glyphs, y: Int, x: Int, cell size: CellSize) {
         let compact = size.width == 1
         let inner = Board.columnsCount * size.width
-        let title = String(panel.name.prefix(compact ? 11 : 14))
+        // The name over the whole panel (its wins are under the board), "…" when it is cut.
+        let room = compact ? compactWidth - 2 : inner + 10
+        let title = panel.name.count <= room ? panel.name : String(panel.name.prefix(room - 1)) + "…"
         term.put(y, x, title, pair: panel.isLocal ? Terminal.pairAccent : 0, bold: true)
-        if !compact { term.put(y, x + inner + 3, "wins \(panel.wins)") }
         let horizontal = String(repeating: term.unicode ? "─" : "-", count: inner)
         let corner = term.unicode ? ("┌", "┐", "└", "┘", "│") : ("+", "+", "+", "+", "|")
         term.put(y + 1, x, corner.0 + horizontal + corner.1)
@@ -262,6 +263,7 @@ struct MatchView {
             term.put(info, x, "w\(panel.wins) g\(panel.incomingGarbage)")
         } else {
             term.put(info, x, "garbage \(activity.queuedGarbage)", pair: activity.queuedGarbage > 0 ? Terminal.pairAlert : 0)
+            term.put(info, x + inner + 3, "wins \(panel.wins)")
             drawNext(panel.next, on: term, glyphs: glyphs, y: y + 2, x: x + inner + 3, size: size)
             // The chain counter by the board, and the garbage the chain sends so far.
             if activity.chainStep > 1 {

@@ -38,3 +38,21 @@ struct BounceTests {
         #expect(grid.board[column: 0, row: Board.rowsCount - 1] == .garbage)
     }
 }
+
+/// Long names (up to 24 bytes) in the results table: whole where the terminal is wide enough.
+@Suite("long names in the results")
+struct LongNameResultsTests {
+    @Test("the player column grows to the longest name beyond 80 columns; at 80 a long name ends in …, and every line fits")
+    func widths() {
+        let long = "abcdefghijklmnopqrstuvw1"
+        let results = MatchResults(headline: "You win the match!", won: true, games: 1, seconds: 60,
+                                   players: [PlayerTally(name: long, isLocal: true), PlayerTally(name: "bob", isLocal: false)])
+        let narrow = results.tableLines(columns: 80)
+        #expect(narrow.allSatisfy { $0.count <= 80 }, "\(narrow)")
+        #expect(narrow[1].hasPrefix(String(long.prefix(15)) + "… "), "\(narrow[1])")
+        let wide = results.tableLines(columns: 100)
+        #expect(wide[1].hasPrefix(long + " "), "\(wide[1])")
+        #expect(wide.allSatisfy { $0.count <= 88 }, "\(wide)")
+        #expect(wide[2].hasPrefix("bob" + String(repeating: " ", count: 21) + " "), "the names line up: \(wide)")
+    }
+}

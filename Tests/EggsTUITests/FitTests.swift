@@ -30,6 +30,9 @@ struct FitTests {
         let title = screen.split(separator: "\n").first.map(String.init) ?? ""
         #expect(GameScreenTests.firstMatch(#"[0-9]+:[0-9]{2}$"#, in: title.trimmingCharacters(in: .whitespaces)) != nil, "title cut: \(title)")
         #expect(Self.lastLine(screen).hasSuffix("q quit"), "key hints: \(Self.lastLine(screen))")
+        // The board's name: whole over large cells (120x40), else 21 letters and "…" (22 columns).
+        let shown = width >= 120 ? Self.longName : String(Self.longName.prefix(21)) + "…"
+        #expect(screen.contains(shown), "the board's name is not '\(shown)': \(screen)")
         session.send("q")
         session.send("y")
         #expect(session.waitFor("EXIT=0") != nil)
