@@ -21,6 +21,9 @@ enum FirstRun {
         # room = "eggs"           # the room to join
         # colors = 4              # colours of a practice match or an offered match (4 to 6)
         # logs-keep = 200         # message logs kept, oldest removed first (0 keeps all)
+        # preview = false         # the drop preview from the start (v toggles it)
+        # das = 133               # ms before a held move repeats (kitty keyboard protocol)
+        # arr = 33                # ms between its repeats
         # [keys]                  # e.g. left = ["a", "left"]
         """ + "\n"
 

@@ -10,7 +10,7 @@ enum ManualText {
         There is no server; every peer keeps a message log from which the match replays exactly.
 
         KEYS (in a match): arrows or h/j/k/l move (down drops faster); z, x and up rotate; \
-        space hard-drops; p pauses a practice match; q leaves (asking first; a network match for its room's lobby); ? shows the \
+        space hard-drops; v shows or hides the drop preview; p pauses a practice match; q leaves (asking first; a network match for its room's lobby); ? shows the \
         keys as bound and the rules, in every screen (any key closes it). In the lobby: \
         r or enter marks you ready, b starts a practice match against a local bot, l picks \
         its level, s the speed, c the colours, g the games per match. During a replay: space \
@@ -20,7 +20,10 @@ enum ManualText {
 
         FILES: $XDG_CONFIG_HOME/eggs/config.toml (default ~/.config/eggs/config.toml): the \
         defaults a player sets once, as TOML keys name, room, interface, group, port, color \
-        (true or false: draw in colour), colors (4 to 6 in play) and a [keys] table (action = "key"); command-line \
+        (true or false: draw in colour), colors (4 to 6 in play), bell, preview (true: the drop \
+        preview from the start), das and arr (ms a held move waits before it repeats, and between \
+        repeats, where the terminal speaks the kitty keyboard protocol), keyboard ("auto", "kitty" \
+        or "legacy"), logs-keep, logs-max-mb and a [keys] table (action = "key"); command-line \
         flags win; a bad file exits 2 naming its line. $XDG_CONFIG_HOME/eggs/keys: older \
         key bindings, lines 'action = key'. $XDG_STATE_HOME/eggs/ (default \
         ~/.local/state/eggs/): message logs (<peer>-<time>.jsonl, JSON Lines) and the \
