@@ -53,6 +53,9 @@ enum GameLoop {
         var nextTick = MonotonicClock.now().nanoseconds
         var dirty = true
         let config = Config.current
+        var stats = LoopStats.fromEnvironment()
+        defer { stats?.write() }
+        var awake: UInt64?
         var repeater = KeyRepeat(dasMilliseconds: config.das ?? KeyRepeat.defaultDelayMilliseconds,
                                  arrMilliseconds: config.arr ?? KeyRepeat.defaultIntervalMilliseconds)
         while !screen.finished {
@@ -77,9 +80,13 @@ enum GameLoop {
             }
             // Sleep until a key, a wake-up from the network, a held key's repeat or the tick;
             // then take every key already typed without waiting.
+            if let awake, stats != nil { stats!.add(MonotonicClock.now().nanoseconds - awake) }
             var fds = [pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)]
             if let wake = screen.wake { fds.append(pollfd(fd: wake.readFD, events: Int16(POLLIN), revents: 0)) }
             _ = poll(&fds, nfds_t(fds.count), wait)
+            // The iteration's work (keys, ticks and the next frame) is measured from here to
+            // the next wait: what a frame can be late by.
+            awake = MonotonicClock.now().nanoseconds
             if let wake = screen.wake, fds[1].revents != 0 {
                 wake.drain()
                 dirty = screen.woke() || dirty
@@ -118,6 +125,38 @@ enum GameLoop {
                 ticks += 1
             }
             if nextTick <= after { nextTick = after + tickNanoseconds }
+        }
+    }
+
+    /// The longest iterations of the loop (`EGGS_LOOP_STATS=FILE`: written as JSON when the loop
+    /// ends), overall and while the history writes a record (`HistoryRecorder`): how late a
+    /// frame can be, measured rather than guessed. An iteration's time is its work: the keys,
+    /// the ticks and the frame drawn after them, not the wait.
+    struct LoopStats {
+        let path: String
+        var iterations = 0, longest: UInt64 = 0
+        var iterationsDuringHistory = 0, longestDuringHistory: UInt64 = 0
+
+        static func fromEnvironment() -> LoopStats? {
+            guard let path = getenv("EGGS_LOOP_STATS").map({ String(cString: $0) }), !path.isEmpty else { return nil }
+            return LoopStats(path: path)
+        }
+
+        mutating func add(_ nanoseconds: UInt64) {
+            iterations += 1
+            longest = max(longest, nanoseconds)
+            if HistoryRecorder.writesInProgress.load(ordering: .relaxed) > 0 {
+                iterationsDuringHistory += 1
+                longestDuringHistory = max(longestDuringHistory, nanoseconds)
+            }
+        }
+
+        func write() {
+            let text = "{\"iterations\":\(iterations),\"longestMicroseconds\":\(longest / 1000),"
+                + "\"iterationsDuringHistory\":\(iterationsDuringHistory),\"longestDuringHistoryMicroseconds\":\(longestDuringHistory / 1000)}\n"
+            guard let file = fopen(path, "a") else { return }
+            fputs(text, file)
+            fclose(file)
         }
     }
 

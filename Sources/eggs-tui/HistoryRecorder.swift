@@ -1,6 +1,7 @@
 import DequeModule
 import EggHistory
 import Foundation
+import Synchronization
 
 /// Records matches into the history database off the game loop (docs/history.md). A thread of
 /// its own takes jobs (a log and a way to flush its writer), opens the database on first use and
@@ -29,6 +30,10 @@ final class HistoryRecorder: @unchecked Sendable {
     private var standings: [String: Standing] = [:]
     // The recorder thread's own.
     private var database: HistoryDatabase?
+
+    /// Records being written now, by every recorder of the process (the game loop's figures
+    /// tell frames drawn during a write from the others: `EGGS_LOOP_STATS`).
+    static let writesInProgress = Atomic<Int>(0)
 
     /// Jobs waiting at most: more are dropped with a warning (a stuck database).
     static let jobsMax = 64
@@ -113,6 +118,8 @@ final class HistoryRecorder: @unchecked Sendable {
                 busy = true
                 return jobs.removeFirst()
             }
+            Self.writesInProgress.add(1, ordering: .relaxed)
+            defer { Self.writesInProgress.subtract(1, ordering: .relaxed) }
             job.flush()
             do {
                 if database == nil { database = try HistoryDatabase(path: path) }
