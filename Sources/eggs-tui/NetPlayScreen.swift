@@ -239,7 +239,12 @@ final class NetPlayScreen: Screen {
             let renamed = peer.withMatch { match, _ in match.rename(to: entry) ? match.name : nil }
             if let renamed {
                 name = renamed
-                show("You are \(renamed) in the room now")
+                // Kept for next time in the config file (a --name on the command line still wins).
+                if let problem = Config.saveName(renamed) {
+                    show("You are \(renamed) in the room now (not saved for next time: \(problem))")
+                } else {
+                    show("You are \(renamed) in the room now, and next time")
+                }
             } else {
                 show("Name not changed: give 1 to 24 bytes, in the lobby")
             }

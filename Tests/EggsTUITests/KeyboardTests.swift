@@ -119,3 +119,35 @@ struct KeyboardTests {
         }
     }
 }
+
+/// A name changed in the lobby is saved in the config file for next time.
+@Suite("saving the name in the config file")
+struct ConfigNameTests {
+    @Test("the name line is replaced, or added at the top; comments, tables and other keys are kept; quotes are escaped")
+    func settingName() throws {
+        let text = "# mine\nroom = \"friday\"\n  name = \"ada\"   # me\n[keys]\nname = \"x\"\n"
+        let updated = Config.settingName("zel\"da\\", in: text)
+        #expect(updated == "# mine\nroom = \"friday\"\nname = \"zel\\\"da\\\\\"\n[keys]\nname = \"x\"\n", "\(updated)")
+        let added = Config.settingName("bob", in: "# only a comment\n[keys]\nleft = \"a\"\n")
+        #expect(added.hasPrefix("name = \"bob\"\n# only a comment\n[keys]"), "\(added)")
+        #expect(try Config.parse(Config.settingName("bob", in: FirstRun.template), source: "t").name == "bob")
+    }
+
+    @Test("saveName writes a file that reads back with the name; a missing file is created; a bad file is left alone")
+    func save() throws {
+        let directory = try Harness.temporaryDirectory("save-name")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/eggs/config.toml"
+        #expect(Config.saveName("ada", path: path) == nil)
+        #expect(try Config.load(path: path).name == "ada")
+        try "colors = 5\nname = \"old\"\n".write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(Config.saveName("zelda", path: path) == nil)
+        let saved = try Config.load(path: path)
+        #expect(saved.name == "zelda" && saved.colors == 5)
+        try "colors = [\n".write(toFile: path, atomically: true, encoding: .utf8)
+        let problem = Config.saveName("x", path: path)
+        #expect(problem != nil)
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "colors = [\n", "a bad file was changed")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory + "/eggs") == ["config.toml"], "a temporary file was left")
+    }
+}

@@ -209,5 +209,7 @@ struct NetworkFlowTests {
         #expect(bob.waitFor("zelda", seconds: 5) != nil, "bob's lobby does not show the new name: \(bob.screen())")
         #expect(alice.waitFor("you are zelda", seconds: 5) != nil, "alice's title: \(alice.screen())")
         #expect(!bob.screen().contains("zelda q"), "the backspaces were not applied: \(bob.screen())")
+        // Saved for next time in alice's config file.
+        #expect(alice.waitFor("in the room now, and next time", seconds: 5) != nil, "alice's notice: \(alice.screen())")
     }
 }
