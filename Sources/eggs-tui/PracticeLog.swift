@@ -220,10 +220,15 @@ enum PracticeLog {
     }
 
     /// Re-runs the match of `log` headless and checks every game's end it records.
-    static func verify(_ log: Loaded) -> Report {
+    static func verify(_ log: Loaded) -> Report { verify(log) { _, _, _ in }.report }
+
+    /// ``verify(_:)`` that also hands every event of the re-run to `observe` (one pass gathers
+    /// a record's figures and checks the log), and returns the match as the re-run left it.
+    static func verify(_ log: Loaded, observe: (LocalMatch.Event, LocalMatch, Int) -> Void) -> (report: Report, match: LocalMatch) {
         var report = Report()
         var expected = log.games[...]
-        rerun(log) { event, match, ticks in
+        let match = rerun(log) { event, match, ticks in
+            observe(event, match, ticks)
             guard case .gameOver(let winner) = event else { return }
             report.games += 1
             let grids = (match.lastGameGrids ?? match.grids).map { hex16($0.stableHash) }
@@ -241,7 +246,7 @@ enum PracticeLog {
         if let missing = expected.first, report.mismatch == nil {
             report.mismatch = "game \(missing.game): the log says it ended at tick \(missing.tick); the match re-run does not end it"
         }
-        return report
+        return (report, match)
     }
 }
 
@@ -257,13 +262,12 @@ extension PracticeLog {
     /// stops before the match is over. The header line's digest is its key.
     /// - Throws: ``LogRefused`` when the re-run does not end a game as the log says.
     static func historyContents(_ log: Loaded, path: String) throws(LogRefused) -> LogContents {
-        let report = verify(log)
-        if let mismatch = report.mismatch { throw LogRefused(path: path, reason: mismatch) }
         let ids = [log.peer, botID(log.level)]
         var games: [MatchRecord.Game] = []
         var stats = [(chain: 0, pairs: 0, sent: 0, received: 0), (chain: 0, pairs: 0, sent: 0, received: 0)]
         var gameStart = 0
-        let match = rerun(log) { event, match, ticks in
+        // One re-run checks the log and gathers the figures.
+        let (report, match) = verify(log) { event, match, ticks in
             switch event {
             case .input(let seat, _, .ticked(_, let chain?)):
                 stats[seat].pairs += 1
@@ -286,6 +290,7 @@ extension PracticeLog {
             default: break
             }
         }
+        if let mismatch = report.mismatch { throw LogRefused(path: path, reason: mismatch) }
         let names = [log.name, "bot (\(log.level.rawValue))"]
         let record = MatchRecord(
             key: log.headerDigest, startLine: 1, startedAt: log.startedAt, endedAt: match.isOver ? log.endedAt : nil, room: "practice",
