@@ -23,7 +23,7 @@ struct CommandLineTests {
         // The R falls a row (passes 2 and 4), lands on the pass of 6, lands until 21 and pops;
         // removed on 34, the pass on 36 moves nothing, the check on 37 ends it: spawn on 38.
         #expect(result.stdout.contains(#""ticks": 38"#))
-        #expect(result.stdout.hasSuffix(#""timeline": [{"tick": 2, "event": "fall"}, {"tick": 4, "event": "fall"}, {"tick": 6, "event": "fall ends"}, {"tick": 21, "event": "landing ends"}, {"tick": 21, "event": "pop"}, {"tick": 34, "event": "removed"}, {"tick": 36, "event": "fall ends"}, {"tick": 38, "event": "spawn"}]}\n"#), "\(result.stdout)")
+        #expect(result.stdout.hasSuffix(#""timeline": [{"tick": 2, "event": "fall"}, {"tick": 4, "event": "fall"}, {"tick": 6, "event": "fall ends"}, {"tick": 21, "event": "landing ends"}, {"tick": 21, "event": "pop"}, {"tick": 34, "event": "removed"}, {"tick": 36, "event": "fall ends"}, {"tick": 38, "event": "spawn"}]}"# + "\n"), "\(result.stdout)")
         let plain = try Harness.run(["resolve"], stdin: "R.....\n......\nRRR...\n")
         #expect(!plain.stdout.contains("timeline"))
         let help = try Harness.run(["resolve", "--help"])
