@@ -171,4 +171,47 @@ struct SfeRunnerAgreementTests {
         print("sfe runner agreement: \(agree)/\(total); chains \(chains.sorted { $0.key < $1.key })")
         #expect(agree == total, "\(disagreements.joined(separator: "\n"))")
     }
+
+    /// Tall random boards of 3 colours: the first 30 whose zero-time chain is 5 or 6 steps, and
+    /// every one of 7 steps or more, in 60 000 tries.
+    @Test("long chains: eggs' ticks equal the runner's frames on boards of 5+ steps found by a seeded search")
+    func longChains() {
+        var rng = Xoshiro256StarStar(seed: 0x5fe_0010)
+        var found: [(Board, Int)] = []
+        var tried = 0
+        var short = 0
+        while tried < 60_000 {
+            tried += 1
+            var board = Board()
+            for column in 0..<6 {
+                for row in (3 + rng.nextInt(below: 5))..<15 where rng.nextInt(below: 10) != 0 {
+                    board[column: column, row: row] = .egg(EggColor(rawValue: UInt8(rng.nextInt(below: 3)))!)
+                }
+            }
+            var zero = board
+            zero.settle()
+            let chain = zero.resolveChain().chain
+            guard chain >= 7 || (chain >= 5 && short < 30) else { continue }
+            if chain < 7 { short += 1 }
+            found.append((board, tried % 3 == 0 ? 1 + rng.nextInt(below: 30) : 0))
+        }
+        var agree = 0
+        var chains: [Int: Int] = [:]
+        var disagreements: [String] = []
+        for (board, incoming) in found {
+            let report = resolve(board: board, incoming: incoming)
+            var model = SfeRunnerModel(board: board, incoming: incoming)
+            let frames = model.runUntilSpawn()
+            let start = model.firstPassDropped == false ? 2 : 0
+            chains[report.chain.chain, default: 0] += 1
+            if frames == report.ticks + start && model.board == report.board && model.chainSteps == report.chain.steps.map(\.popped) {
+                agree += 1
+            } else if disagreements.count < 5 {
+                disagreements.append("incoming \(incoming): eggs \(report.ticks) (+\(start)), runner \(frames.map(String.init) ?? "none")\n\(board.notation)")
+            }
+        }
+        print("sfe runner agreement (long chains): \(agree)/\(found.count) of \(tried) boards tried; chains \(chains.sorted { $0.key < $1.key })")
+        #expect(found.count >= 10)
+        #expect(agree == found.count, "\(disagreements.joined(separator: "\n"))")
+    }
 }
