@@ -7,7 +7,7 @@ import EggGame
 /// (in delivery order, the peer's own included) and one per view change, and an end line when
 /// the peer closed it:
 ///
-///     {"format":"eggs-log","version":2,"peer":"<16 hex>","room":"eggs","rules":"sfe","d":"<32 hex>"}
+///     {"format":"eggs-log","version":3,"peer":"<16 hex>","room":"eggs","rules":"sfe","d":"<32 hex>"}
 ///     {"at":<µs>,"view":{"id":1,"members":["<hex>",...],"joined":[...],"departed":[...],"key":"<16 hex>"},"d":"…"}
 ///     {"from":"<hex>","seq":1,"at":<µs>,"msg":{"type":"hello",...},"d":"…"}
 ///     {"at":<µs>,"abandoned":{"view":3},"d":"…"}
@@ -27,7 +27,10 @@ import EggGame
 public enum MessageLog {
     public static let format = "eggs-log"
     /// 2: every line carries the running digest `"d"` and a closed log ends with an `"end"` line.
-    public static let version = 2
+    /// 3: the same lines, recorded with `sfe`'s chain timing of Super Foul Egg's runner (a pop's
+    /// fall starting 2 ticks later, only an incoming batch's garbage falling every tick, no bounce
+    /// for garbage placed at rest): the ticks and checkpoints of a version 2 log no longer replay.
+    public static let version = 3
     public static let roomBytesMax = 64
     public static let viewMembersMax = 256
 
@@ -396,6 +399,9 @@ public struct LogReader: Sendable {
 
     private mutating func header(_ json: JSONValue) throws(ReplayError) -> LogReaderEvent {
         guard json["format"]?.stringValue == MessageLog.format else { throw damaged("missing eggs-log header") }
+        if json["version"]?.intValue == 2 {
+            throw damaged("log version 2 was recorded with the chain timing before version 3; this build replays version 3 only")
+        }
         guard let version = json["version"]?.intValue, version == Int64(MessageLog.version) else {
             throw damaged("unsupported log version \(json["version"]?.serialized ?? "none") (this build reads \(MessageLog.version))")
         }

@@ -121,6 +121,39 @@ public struct ResolveReport: Sendable, Hashable {
 
     /// Garbage the resolution sends (before any offsetting).
     public var garbage: Int
+    /// The tick of each phase change, the lock being tick 0, in order (`resolve --timeline`).
+    public var timeline: [TimelineEntry] = []
+}
+
+/// One phase change of a resolution in time: what happened on which tick (the lock is tick 0).
+public struct TimelineEntry: Sendable, Hashable {
+    public enum Event: String, Sendable, Hashable {
+        /// The last landing egg stopped landing.
+        case landingEnds = "landing ends"
+        /// A chain step popped (its eggs are removed 13 ticks later).
+        case pop
+        /// The popped eggs (and garbage cleared with them) were removed.
+        case removed
+        /// A fall pass that moved eggs half a cell.
+        case fall
+        /// A fall pass that moved nothing: the fall is over and groups are looked for from the
+        /// next tick on, once nothing is busy.
+        case fallEnds = "fall ends"
+        /// The last bouncing column stopped bouncing.
+        case bounceEnds = "bounce ends"
+        /// The incoming garbage was put on the grid (on the tick the chain ended).
+        case garbage
+        /// The next pair spawns.
+        case spawn
+    }
+
+    public var tick: Int
+    public var event: Event
+
+    public init(tick: Int, event: Event) {
+        self.tick = tick
+        self.event = event
+    }
 }
 
 /// Resolves `board` in time as it is the moment a pair locks (see ``PlayerGrid/init(lockedOnto:rules:speed:)``):
@@ -132,10 +165,20 @@ public func resolve(board: Board, incoming: Int, rules: RuleSet = .sfe) -> Resol
     let ticksMax = 100_000
     var ticks = 0
     var chain = ChainResult()
+    var timeline: [TimelineEntry] = []
     func settle() {
         while grid.state == .resolving && ticks < ticksMax {
+            let before = (grid.fallPasses, grid.stillPasses, grid.chainStep, grid.popTicksLeft, grid.eggsLanding, grid.columnsBouncing)
             if case .ticked(_, let ended?) = grid.apply(.ticks(1)) { chain = ended }
+            // The first tick applied is the lock's own (tick 0).
+            let tick = ticks
             ticks += 1
+            if before.4 > 0 && grid.eggsLanding == 0 { timeline.append(TimelineEntry(tick: tick, event: .landingEnds)) }
+            if before.5 > 0 && grid.columnsBouncing == 0 { timeline.append(TimelineEntry(tick: tick, event: .bounceEnds)) }
+            if before.3 > 0 && grid.popTicksLeft == 0 { timeline.append(TimelineEntry(tick: tick, event: .removed)) }
+            if grid.fallPasses > before.0 { timeline.append(TimelineEntry(tick: tick, event: .fall)) }
+            if grid.stillPasses > before.1 { timeline.append(TimelineEntry(tick: tick, event: .fallEnds)) }
+            if grid.chainStep > before.2 { timeline.append(TimelineEntry(tick: tick, event: .pop)) }
         }
     }
     settle()
@@ -143,11 +186,13 @@ public func resolve(board: Board, incoming: Int, rules: RuleSet = .sfe) -> Resol
     var landed = 0
     if incoming > 0, case .garbageLanded(let count) = grid.apply(.landGarbage(incoming)) {
         landed = count
+        timeline.append(TimelineEntry(tick: ticks - 1, event: .garbage))
         settle()
     }
     precondition(grid.state == .awaitingSpawn, "a resolution must end")
+    timeline.append(TimelineEntry(tick: ticks, event: .spawn))
     return ResolveReport(rules: rules, chain: chain, garbageLanded: landed, ticks: ticks, board: grid.board,
-                         garbage: garbage)
+                         garbage: garbage, timeline: timeline)
 }
 
 /// Parses board notation and resolves it; see ``resolve(board:incoming:rules:)``.

@@ -128,6 +128,16 @@ public struct PlayerGrid: Sendable, Hashable {
     private var isResolving = false
     /// Whether the resolution in progress follows a lock (its end is a pair's chain) rather than garbage.
     private var resolutionStartedByLock = false
+    /// The resolution tick of the next fall pass, or 0 when no pass is due. As in SFE's runner,
+    /// eggs fall in passes until a pass moves nothing; groups are looked for from the next tick
+    /// on, once nothing is busy (landing, popping or bouncing).
+    private var nextPassTick = 0
+    /// Ticks between the fall passes of this resolution (an incoming batch falls every tick).
+    private var passIntervalTicks = 2
+    /// Fall passes of this resolution that moved eggs, and passes that moved nothing (the last
+    /// pass of each fall): what a timeline of the resolution shows.
+    public private(set) var fallPasses = 0
+    public private(set) var stillPasses = 0
     /// A lock by an input: the tick it belongs to does not step the resolution.
     private var lockedBeforeTick = false
     private var isToppedOut = false
@@ -314,10 +324,23 @@ public struct PlayerGrid: Sendable, Hashable {
         chainSteps = []
     }
 
+    /// Starts a resolution after the eggs to fall are in place. A lock's eggs fall in passes of
+    /// ``RuleSet/Timing/fallPassTicks`` from the second tick on; when nothing falls at the lock,
+    /// groups are looked for from its first tick (SFE's runner passes once first, 2 ticks later).
+    /// An incoming batch falls in passes of ``RuleSet/Timing/garbageFallTicks`` from the first tick.
     private mutating func beginResolution(byLock: Bool) {
         isResolving = true
         resolutionTicks = 0
         resolutionStartedByLock = byLock
+        fallPasses = 0
+        stillPasses = 0
+        if byLock {
+            passIntervalTicks = rules.timing.fallPassTicks
+            nextPassTick = looseEggs.isEmpty && board.isSettled ? 0 : passIntervalTicks
+        } else {
+            passIntervalTicks = rules.timing.garbageFallTicks
+            nextPassTick = passIntervalTicks
+        }
     }
 
     private mutating func insertLoose(_ egg: LooseEgg) {
@@ -341,7 +364,17 @@ public struct PlayerGrid: Sendable, Hashable {
             placed = board.garbagePlacement(count, extraColumns: extra, topRow: rules.topRow, dropMax: dropMax)
         }
         guard !placed.isEmpty else { return .garbageLanded(0) }
-        for cell in placed { insertLoose(LooseEgg(column: cell.column, halfRow: 2 * cell.row, cell: .garbage)) }
+        // An egg placed on a column that is full beneath it rests where it is placed: it neither
+        // falls nor lands, so it does not bounce its column. The others fall.
+        var work = board
+        for cell in placed { work[column: cell.column, row: cell.row] = .garbage }
+        for cell in placed {
+            if (cell.row + 1..<Board.rowsCount).allSatisfy({ work[column: cell.column, row: $0] != .empty }) {
+                board[column: cell.column, row: cell.row] = .garbage
+            } else {
+                insertLoose(LooseEgg(column: cell.column, halfRow: 2 * cell.row, cell: .garbage))
+            }
+        }
         beginResolution(byLock: false)
         return .garbageLanded(placed.count)
     }
@@ -399,9 +432,24 @@ public struct PlayerGrid: Sendable, Hashable {
             if popTicksLeft == 0 {
                 board.remove(popping)
                 popping = 0
+                // The fall starts on the next tick; its first pass comes on the one after.
+                passIntervalTicks = rules.timing.fallPassTicks
+                nextPassTick = resolutionTicks + rules.timing.fallStartTicks
             }
+            return nil
         }
-        if !looseEggs.isEmpty || !board.isSettled { movePass() }
+        if nextPassTick > 0 {
+            guard resolutionTicks >= nextPassTick else { return nil }
+            if movePass() {
+                fallPasses += 1
+                nextPassTick += passIntervalTicks
+            } else {
+                // Nothing moved: the fall is over; groups are looked for from the next tick.
+                stillPasses += 1
+                nextPassTick = 0
+            }
+            return nil
+        }
         guard !isBusy else { return nil }
         if let popped = board.poppingCellsNow(mask: poppingMask) {
             var step = ChainStep(popped: popped.popped.nonzeroBitCount, garbageCleared: popped.cleared.nonzeroBitCount)
@@ -442,12 +490,12 @@ public struct PlayerGrid: Sendable, Hashable {
         popTicksLeft > 0 || !looseEggs.isEmpty || landingCount > 0 || bounceCount > 0 || !board.isSettled
     }
 
-    /// Moves loose eggs, and resting eggs that lost their support, one half cell where their pass
-    /// falls on this tick (coloured eggs every `fallPassTicks`, garbage every `garbageFallTicks`),
+    /// One fall pass: moves loose eggs, and resting eggs that lost their support, one half cell,
     /// bottom first in each column; a loose egg that reaches a non-falling egg or the floor lands.
-    private mutating func movePass() {
-        let colouredPass = resolutionTicks % rules.timing.fallPassTicks == 0
-        let garbagePass = resolutionTicks % rules.timing.garbageFallTicks == 0
+    /// Garbage falls with the other eggs (only an incoming batch's passes come every tick).
+    /// - Returns: whether any egg moved (landing is not moving).
+    private mutating func movePass() -> Bool {
+        var moved = false
         var loose: [LooseEgg] = []
         for column in 0..<Board.columnsCount {
             var columnLoose = looseEggs.filter { $0.column == column }
@@ -468,19 +516,18 @@ public struct PlayerGrid: Sendable, Hashable {
                 if looseIndex < columnLoose.count, (columnLoose[looseIndex].halfRow + 1) / 2 >= row {
                     var egg = columnLoose[looseIndex]
                     looseIndex += 1
-                    let moves = egg.cell == .garbage ? garbagePass : colouredPass
                     if egg.halfRow & 1 == 1 {
-                        if moves { egg.halfRow += 1 }
-                    } else if egg.halfRow / 2 + 1 == belowTop && belowAtRest {
-                        if moves {
-                            land(egg)
-                            belowTop = egg.halfRow / 2
-                            belowAtRest = true
-                            row = min(row, belowTop - 1)
-                            continue
-                        }
-                    } else if egg.halfRow / 2 + 1 < belowTop, moves {
                         egg.halfRow += 1
+                        moved = true
+                    } else if egg.halfRow / 2 + 1 == belowTop && belowAtRest {
+                        land(egg)
+                        belowTop = egg.halfRow / 2
+                        belowAtRest = true
+                        row = min(row, belowTop - 1)
+                        continue
+                    } else if egg.halfRow / 2 + 1 < belowTop {
+                        egg.halfRow += 1
+                        moved = true
                     }
                     result.append(egg)
                     belowTop = egg.halfRow / 2
@@ -508,6 +555,7 @@ public struct PlayerGrid: Sendable, Hashable {
             loose.append(contentsOf: result)
         }
         looseEggs = loose
+        return moved
     }
 
     private mutating func land(_ egg: LooseEgg) {
@@ -545,6 +593,10 @@ public struct PlayerGrid: Sendable, Hashable {
         let landing = Int(landingTicks[column * Board.rowsCount + row])
         return landing > 0 ? .landing(ticksLeft: landing) : .resting
     }
+
+    /// Eggs landing now, and columns bouncing now (for a resolution's timeline).
+    var eggsLanding: Int { landingCount }
+    var columnsBouncing: Int { bounceCount }
 
     /// Ticks left of the bounce of `column` (a garbage egg landed in it).
     public func bounceTicksLeft(column: Int) -> Int { Int(bounceTicks[column]) }
@@ -590,6 +642,7 @@ public struct PlayerGrid: Sendable, Hashable {
         hash.combine(UInt64(chainSteps.count))
         hash.combine(UInt8(lockedBeforeTick ? 1 : 0))
         hash.combine(UInt8(resolutionStartedByLock ? 1 : 0))
+        if isResolving { hash.combine(UInt64(nextPassTick)) }
         hash.combine(UInt64(pairsSpawned))
         hash.combine(UInt64(garbagePending))
         hash.combine(state.rawValue)

@@ -96,10 +96,13 @@ public struct RuleSet: Sendable, Hashable {
         public var popTicks: Int
         /// A column bounces this long after a garbage egg lands in it.
         public var garbageBounceTicks: Int
-        /// Loose coloured eggs move half a cell once every this many ticks.
+        /// Loose eggs (garbage included) move half a cell once every this many ticks.
         public var fallPassTicks: Int
-        /// Loose garbage moves half a cell once every this many ticks.
+        /// The garbage of an incoming batch moves half a cell once every this many ticks.
         public var garbageFallTicks: Int
+        /// Ticks from the removal of popped eggs to the first fall pass (SFE's runner turns to
+        /// dropping on the next tick and passes on the one after).
+        public var fallStartTicks: Int
         /// Soft drop moves the pair half a cell once every this many ticks.
         public var softDropTicks: Int
         /// The live drop interval per half cell is max(`dropIntervalMin`, `dropIntervalBase` − `dropIntervalPerSpeed`·speed).
@@ -147,16 +150,17 @@ public struct RuleSet: Sendable, Hashable {
         name: "sfe", columns: 6, rows: 15, garbageOnlyRows: 3, hiddenRows: 0, spawnColumn: 2, spawnRow: 3,
         spawnOrientation: .right, topOut: .eitherSpawnCell, rotation: .boxNoKick,
         timing: Timing(landingTicks: 15, popTicks: 13, garbageBounceTicks: 17, fallPassTicks: 2,
-                       garbageFallTicks: 1, softDropTicks: 2, dropIntervalBase: 38, dropIntervalPerSpeed: 4,
+                       garbageFallTicks: 1, fallStartTicks: 2, softDropTicks: 2, dropIntervalBase: 38, dropIntervalPerSpeed: 4,
                        dropIntervalMin: 2),
         garbageFormula: .sfeSteps, placement: .levels, offsetting: false, nextPairsShown: 1,
         speeds: 0...9, startingHeights: 0...9, bestOfDefault: 3)
 
     /// Puyo Puyo Tsu for competitive players (docs/rules.md, `tsu`): 6 × 12 visible rows and a hidden 13th
     /// (``Board`` rows 2–14; row 2 hidden), the pivot spawning at column 2 of the top visible row
-    /// with the child above it. Chains take sfe's time: landing 15 ticks, popping 13, a fall pass
-    /// every 2 ticks, garbage half a cell a tick and a 17-tick bounce; the pair moves in half cells
-    /// as in sfe.
+    /// with the child above it. Chains take sfe's time: landing 15 ticks, popping 13 (the first
+    /// fall pass 2 ticks after the removal), a fall pass every 2 ticks, an incoming batch's garbage
+    /// half a cell a tick and a 17-tick bounce (none for garbage placed where it already rests);
+    /// the pair moves in half cells as in sfe.
     public static let tsu = RuleSet(
         name: "tsu", columns: 6, rows: 13, garbageOnlyRows: 0, hiddenRows: 1, spawnColumn: 2, spawnRow: 3,
         spawnOrientation: .up, topOut: .pivotSpawnCell, rotation: .pivotWithKicks,

@@ -14,14 +14,16 @@ import Glibc
 /// was made before; at each game's end it holds the winner and both grids' hashes, which a replay
 /// re-running the match checks.
 ///
-///     {"format":"eggs-practice","version":1,"peer":"<16 hex>","name":"ada","level":"medium","seed":"<16 hex>",
+///     {"format":"eggs-practice","version":2,"peer":"<16 hex>","name":"ada","level":"medium","seed":"<16 hex>",
 ///      "colors":4,"speed":0,"bestOf":1,"rules":"sfe","height":0,"d":"…"}
 ///     {"tick":312,"move":"left","d":"…"}
 ///     {"tick":2210,"game":1,"winner":1,"grids":["<16 hex>","<16 hex>"],"d":"…"}
 ///     {"at":<µs>,"end":{"lines":N},"d":"…"}
 enum PracticeLog {
     static let format = "eggs-practice"
-    static let version = 1
+    /// 2: recorded with `sfe`'s chain timing of Super Foul Egg's runner; a version 1 log's games
+    /// no longer re-run to their recorded ends.
+    static let version = 2
     static let moveNames: [Move: String] = [
         .left: "left", .right: "right", .rotateCW: "rotate-cw", .rotateCCW: "rotate-ccw", .down: "down", .hardDrop: "hard-drop",
     ]
@@ -129,6 +131,9 @@ enum PracticeLog {
                 lastDigest = digest.hex
                 if header == nil {
                     headerDigest = digest.hex
+                    if json["format"]?.stringValue == format, json["version"]?.intValue == 1 {
+                        throw bad("practice log version 1 was recorded with the chain timing before version 2; this build replays version 2 only")
+                    }
                     guard json["format"]?.stringValue == format, json["version"]?.intValue == Int64(version) else {
                         throw bad("not an eggs practice log header")
                     }

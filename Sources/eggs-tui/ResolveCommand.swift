@@ -18,7 +18,10 @@ extension EggsCommand {
                 is an error ("no board"). Lets everything fall and resolves every chain step in time, \
                 lands --incoming garbage eggs, and prints one JSON object with the ticks from the \
                 lock to the next spawn and every row of the rule set (for tsu each step's score, \
-                and the garbage before offsetting).
+                and the garbage before offsetting). --timeline adds "timeline": the tick of each phase \
+                change, the lock being tick 0 ("landing ends", "pop", "removed", every "fall" pass, \
+                "fall ends" for the pass that moves nothing, "bounce ends", "garbage" when the \
+                incoming eggs are put on the grid, "spawn").
                 """
         )
 
@@ -28,6 +31,9 @@ extension EggsCommand {
 
         @Option(help: "The rule set (\(RuleSet.names)).")
         var rules: String = "sfe"
+
+        @Flag(help: "Add the tick of each phase change (landing ends, pop, removed, fall passes, bounce ends, spawn) as \"timeline\".")
+        var timeline = false
 
         @Argument(help: "The board file (default: standard input).")
         var file: String?
@@ -41,15 +47,19 @@ extension EggsCommand {
             let text = try readInput()
             do {
                 let report = try resolveBoard(text, incoming: incoming, rules: RuleSet.named(rules) ?? .sfe)
-                FileHandleOutput.stdout(Self.json(report).spacedSerialized)
+                FileHandleOutput.stdout(Self.json(report, timeline: timeline).spacedSerialized)
             } catch {
                 throw CommandFailure.badInput("\(file ?? "stdin"): \(error)")
             }
         }
 
-        /// the object of docs/formats.md, from the one JSON encoder: rules, chain, steps, garbage, ticks, board.
-        static func json(_ report: ResolveReport) -> JSONValue {
-            .object([
+        /// the object of docs/formats.md, from the one JSON encoder: rules, chain, steps, garbage, ticks, board,
+        /// and with `timeline` the phase changes.
+        static func json(_ report: ResolveReport, timeline: Bool = false) -> JSONValue {
+            let entries: [(String, JSONValue)] = timeline ? [("timeline", .array(report.timeline.map { entry in
+                .object([("tick", .int(Int64(entry.tick))), ("event", .string(entry.event.rawValue))])
+            }))] : []
+            return .object([
                 ("rules", .string(report.rules.name)),
                 ("chain", .int(Int64(report.chain.chain))),
                 ("steps", .array(report.chain.steps.map { step in
@@ -60,7 +70,7 @@ extension EggsCommand {
                 ("garbage", .int(Int64(report.garbage))),
                 ("ticks", .int(Int64(report.ticks))),
                 ("board", .array(report.board.notationRows(rows: report.rules.rows).map { .string($0) })),
-            ])
+            ] + entries)
         }
 
         private func readInput() throws -> String {

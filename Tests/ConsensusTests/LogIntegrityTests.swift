@@ -107,12 +107,24 @@ struct LogIntegrityTests {
     @Test("the digest is the documented one (vectors computed independently with Python's hashlib and hmac)")
     func digestVectors() {
         let header = MessageLog.header(peer: PeerID(1), room: "eggs")
-        #expect(header == #"{"format":"eggs-log","version":2,"peer":"0000000000000001","room":"eggs","rules":"sfe"}"#)
+        #expect(header == #"{"format":"eggs-log","version":3,"peer":"0000000000000001","room":"eggs","rules":"sfe"}"#)
         var plain = LogDigest(passphrase: nil)
-        #expect(plain.seal(header).hasSuffix(#","d":"55ea5fe98b9fd1aad7c999e93c350f40"}"#))
-        #expect(plain.seal(MessageLog.end(lines: 1, atMicroseconds: 5)) == #"{"at":5,"end":{"lines":1},"d":"985cc324bcf7fe0d0c6897c4579c3544"}"#)
+        #expect(plain.seal(header).hasSuffix(#","d":"7b44a27bd0cc203677991f2b5350e6ff"}"#))
+        #expect(plain.seal(MessageLog.end(lines: 1, atMicroseconds: 5)) == #"{"at":5,"end":{"lines":1},"d":"163fdbdd0af37af3dbe41f2f1a761f0e"}"#)
         var keyed = LogDigest(passphrase: "sesame")
-        #expect(keyed.seal(header).hasSuffix(#","d":"391b15d3a59926f141a02c9b947e6073"}"#))
+        #expect(keyed.seal(header).hasSuffix(#","d":"a49205266b2e15568593e7e55291bead"}"#))
+    }
+
+    @Test("a version 2 log (the chain timing before version 3) is refused at line 1 with one line saying so")
+    func oldTimingVersion() {
+        let old = MessageLog.header(peer: PeerID(1), room: "eggs").replacingOccurrences(of: #""version":3"#, with: #""version":2"#)
+        do throws(ReplayError) {
+            _ = try Replay.verify(MessageLog.sealed([old]), passphrase: nil)
+            Issue.record("a version 2 log verified")
+        } catch {
+            #expect(error.line == 1)
+            #expect(error.reason == "log version 2 was recorded with the chain timing before version 3; this build replays version 3 only")
+        }
     }
 
     @Test("an empty file, blank text and a file with no header are damage at line 1")

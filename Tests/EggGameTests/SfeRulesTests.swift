@@ -230,7 +230,7 @@ struct SfeTimingTests {
         #expect(grid.ticksUntilSettled() == 22)
     }
 
-    @Test("a one-step chain: landing 15, pop 13: 29 ticks, one garbage sent at the next spawn")
+    @Test("a one-step chain: landing 15, pop 13, a fall pass 2 later, a check: 32 ticks, one garbage sent at the next spawn")
     func oneStep() {
         var grid = sfeGrid(rows("......", 14) + ["RR...."], pair: EggPair(pivot: .red, child: .red))
         grid.apply(.hardDrop)
@@ -244,13 +244,14 @@ struct SfeTimingTests {
         #expect(grid.state == .awaitingSpawn)
         var timed = sfeGrid(rows("......", 14) + ["RR...."], pair: EggPair(pivot: .red, child: .red))
         timed.apply(.hardDrop)
-        #expect(timed.ticksUntilSettled() == 29)
+        // Removed on tick 28, the fall's first pass on 30 moves nothing, the check on 31 ends it.
+        #expect(timed.ticksUntilSettled() == 32)
         #expect(timed.lastChain == ChainResult(steps: [ChainStep(popped: 4, garbageCleared: 0)]))
         #expect(timed.garbagePending == 1)
         #expect(timed.apply(.spawn(EggPair(pivot: .red, child: .blue))) == .spawned(garbageSent: 1))
     }
 
-    @Test("a two-step chain: pop, a two-cell fall in passes of 2 ticks, land, pop: 65 ticks")
+    @Test("a two-step chain: pop, a two-cell fall in passes of 2 ticks, land, pop: 70 ticks")
     func twoSteps() {
         // RR locks on the B row: R group of 4 pops; the B above falls two cells and joins BBB.
         let start = rows("......", 12) + ["B.....", "R.....", "RBBB.."]
@@ -265,11 +266,12 @@ struct SfeTimingTests {
             count += 1
             if grid.chainStep > steps.count { steps.append(count) }
         }
-        // Landing 15 → pop; 13 later the B falls from tick 28 (4 half cells, a pass every 2 ticks),
-        // lands on tick 36, 15 later pops, 13 later the board is empty.
+        // Landing 15 → pop on tick 15; removed on 28, the B falls from tick 30 (4 half cells, a
+        // pass every 2 ticks: 30…36), lands on the pass of 38, 15 later (53) pops; removed on 66,
+        // the pass on 68 moves nothing, the check on 69 finds the board empty.
         // (Counted from the lock's own tick as 1.)
-        #expect(steps == [16, 52])
-        #expect(count == 65)
+        #expect(steps == [16, 54])
+        #expect(count == 70)
         #expect(grid.lastChain?.steps.map(\.popped) == [4, 4])
         #expect(grid.garbagePending == 7)
         #expect(grid.board == Board())

@@ -113,7 +113,7 @@ struct CastTests {
         #expect(itself.status == 2)
         #expect(try String(contentsOfFile: "\(directory)/bad.jsonl", encoding: .utf8) == "not a log\n", "the log was overwritten")
         // A sealed header alone (its digest: SHA-256 of "eggs-log-v2", 16 zero bytes and the line).
-        let header = #"{"format":"eggs-log","version":2,"peer":"00000000000000aa","room":"eggs","rules":"sfe","d":"c6ec790751dfafef4bc7d3d728b201a0"}"#
+        let header = #"{"format":"eggs-log","version":3,"peer":"00000000000000aa","room":"eggs","rules":"sfe","d":"4f7b197bdfff5575d31f85a07ce4f507"}"#
         try (header + "\n").write(toFile: "\(directory)/empty.jsonl", atomically: true, encoding: .utf8)
         let unwritable = try Harness.run(["replay", "\(directory)/empty.jsonl", "--cast", "\(directory)/no/such/dir/x.cast"])
         #expect(unwritable.status == 2)

@@ -8,11 +8,26 @@ struct CommandLineTests {
     func resolvePrintsJSON() throws {
         let result = try Harness.run(["resolve"], stdin: "B.....\nRB....\nRRB...\nRBB...\n")
         #expect(result.status == 0)
-        // Nothing floats, so the R group pops at once (tick 1) for 13 ticks; the Bs above fall in
-        // passes of 2 ticks, the last lands on tick 26, lands for 15 and pops on tick 41 for 13:
-        // the resolution ends on tick 54 and the next pair spawns on tick 55.
-        #expect(result.stdout.hasPrefix(#"{"rules": "sfe", "chain": 2, "steps": [{"popped": 4, "garbageCleared": 0}, {"popped": 5, "garbageCleared": 0}], "garbage": 8, "ticks": 55, "board": ["#))
+        // Nothing floats, so the R group pops at once (tick 1); it is removed on tick 14 and the
+        // fall's first pass is on 16; the Bs above fall in passes of 2 ticks, the last one (3 rows)
+        // moves on 16…26 and lands on 28, lands for 15 and pops on tick 43; removed on 56, a pass
+        // that moves nothing on 58, the check on 59 ends it and the next pair spawns on tick 60.
+        #expect(result.stdout.hasPrefix(#"{"rules": "sfe", "chain": 2, "steps": [{"popped": 4, "garbageCleared": 0}, {"popped": 5, "garbageCleared": 0}], "garbage": 8, "ticks": 60, "board": ["#))
         #expect(result.stderr.isEmpty)
+    }
+
+    @Test("resolve --timeline adds the tick of each phase change")
+    func resolveTimeline() throws {
+        let result = try Harness.run(["resolve", "--timeline"], stdin: "R.....\n......\nRRR...\n")
+        #expect(result.status == 0)
+        // The R falls a row (passes 2 and 4), lands on the pass of 6, lands until 21 and pops;
+        // removed on 34, the pass on 36 moves nothing, the check on 37 ends it: spawn on 38.
+        #expect(result.stdout.contains(#""ticks": 38"#))
+        #expect(result.stdout.hasSuffix(#""timeline": [{"tick": 2, "event": "fall"}, {"tick": 4, "event": "fall"}, {"tick": 6, "event": "fall ends"}, {"tick": 21, "event": "landing ends"}, {"tick": 21, "event": "pop"}, {"tick": 34, "event": "removed"}, {"tick": 36, "event": "fall ends"}, {"tick": 38, "event": "spawn"}]}"# + "\n"), "\(result.stdout)")
+        let plain = try Harness.run(["resolve"], stdin: "R.....\n......\nRRR...\n")
+        #expect(!plain.stdout.contains("timeline"))
+        let help = try Harness.run(["resolve", "--help"])
+        #expect(help.stdout.contains("--timeline"))
     }
 
     @Test("resolve lands incoming garbage after the chain")

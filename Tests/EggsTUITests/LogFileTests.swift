@@ -198,7 +198,7 @@ struct LogFileTests {
         }
         #expect(Set(outputs).count == 1)
         let empty = Array(repeating: #""......""#, count: 15).joined(separator: ", ")
-        #expect(outputs[0] == #"{"rules": "sfe", "chain": 2, "steps": [{"popped": 4, "garbageCleared": 0}, {"popped": 5, "garbageCleared": 0}], "garbage": 8, "ticks": 55, "board": [\#(empty)]}"# + "\n")
+        #expect(outputs[0] == #"{"rules": "sfe", "chain": 2, "steps": [{"popped": 4, "garbageCleared": 0}, {"popped": 5, "garbageCleared": 0}], "garbage": 8, "ticks": 60, "board": [\#(empty)]}"# + "\n")
     }
 
     @Test("resolve: empty input is 'no board', a NUL is named U+0000, --incoming -1 is a range error")

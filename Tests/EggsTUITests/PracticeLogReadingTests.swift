@@ -7,7 +7,7 @@ import Testing
 /// line, never a crash.
 @Suite("practice logs read defensively")
 struct PracticeLogReadingTests {
-    static let header = #"{"format":"eggs-practice","version":1,"at":1700000000000000,"peer":"00000000000000a1","name":"ada","level":"easy","seed":"0000000000000007","colors":4,"speed":9,"bestOf":1,"rules":"sfe","height":0}"#
+    static let header = #"{"format":"eggs-practice","version":2,"at":1700000000000000,"peer":"00000000000000a1","name":"ada","level":"easy","seed":"0000000000000007","colors":4,"speed":9,"bestOf":1,"rules":"sfe","height":0}"#
 
     static func load(_ lines: [String]) throws -> PracticeLog.Loaded {
         try PracticeLog.Loaded(path: "p.jsonl", bytes: Array(MessageLog.sealed(lines).utf8), passphrase: nil)
