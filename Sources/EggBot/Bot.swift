@@ -164,6 +164,16 @@ public enum BotLevel: String, CaseIterable, Sendable, Hashable {
         }
     }
 
+    /// Under queued garbage, the spawn columns' height below ``BotEvaluation/Weights/spawnFire``
+    /// (once that garbage has landed) from which the bot fires whatever it holds (nil: never for
+    /// this; easy).
+    var buriedMargin: Int? {
+        switch self {
+        case .easy: nil
+        case .medium, .hard, .insane: 3
+        }
+    }
+
     /// Score per garbage egg sent by a chain it means to fire.
     var garbageWeight: Int {
         switch self {
@@ -268,6 +278,17 @@ public struct Bot: Sendable {
     /// The rules placements are played out by: the grid's rule set, set at every decision.
     private var simulator: BotSimulator { evaluation.simulator }
     static let deadScore = Int.min / 4
+
+    /// The score of a line of play that tops out at the `depth`-th pair searched (0: the current
+    /// one) after firing a chain of `chain`: below every living line, and the later and the more
+    /// it fires, the higher. When every option dies within the search, the bot plays the one
+    /// that dies latest and fires the most (a chain is not left unfired at death).
+    static func dyingScore(depth: Int, chain: Int) -> Int {
+        deadScore &+ depth &* 1_000_000 &+ min(chain, 99) &* 1_000
+    }
+
+    /// Whether `score` is a line that tops out within the search.
+    static func isDying(_ score: Int) -> Bool { score < deadScore / 2 }
     /// Whether the last decision judged boards for the longest chain (``BotLevel/buildsWhenUnpressed``).
     var isBuilding: Bool { evaluation.building }
 
@@ -468,19 +489,24 @@ public struct Bot: Sendable {
     /// the best the following pairs can do (or, for the last pair, the settled board's score).
     private mutating func value(of outcome: BotSimulator.Outcome, before: Board, pairs: [EggPair], depth: Int, context: BotContext) -> Int {
         placementsEvaluated &+= 1
-        if outcome.toppedOut { return Bot.deadScore }
+        if outcome.toppedOut { return Bot.dyingScore(depth: depth, chain: outcome.chain) }
         var immediate = outcome.chain > 0 ? fireScore(outcome, before: before, context: context) : 0
         if depth > 0 { immediate = immediate / 10 &* evaluation.weights.discount }
         var board = outcome.board
-        // Garbage queued now lands after this lock (its own chain sent first).
+        // Garbage queued now lands after this lock (its own chain sent first; where the rules
+        // offset, the chain's garbage cancels as much of it).
         if depth == 0 && context.incomingGarbage > 0 {
-            simulator.landGarbage(context.incomingGarbage, on: &board)
-            if board.isSpawnBlocked(rules: simulator.rules) { return Bot.deadScore }
+            let landing = simulator.rules.offsetting ? max(0, context.incomingGarbage &- outcome.garbage) : context.incomingGarbage
+            simulator.landGarbage(landing, on: &board)
+            if board.isSpawnBlocked(rules: simulator.rules) { return Bot.dyingScore(depth: depth + 1, chain: outcome.chain) }
         }
         guard depth + 1 < pairs.count else { return immediate &+ evaluation.score(board) }
         let pair = pairs[depth + 1]
         let simulator = self.simulator
         var children = simulator.placements(for: pair, on: board).map { simulator.place(pair, at: $0, on: board) }
+        // No placement of the next pair is reachable: this one dies a pair later than those that
+        // top out now.
+        guard !children.isEmpty else { return Bot.dyingScore(depth: depth + 1, chain: outcome.chain) }
         // Garbage queued now has landed; the opponents' boards stay as the bot saw them.
         let inner = BotContext(opponents: context.opponents)
         // The third pair, and the second when a third follows: only the most promising placements,
@@ -493,7 +519,7 @@ public struct Bot: Sendable {
             keyed.sort { $0.key > $1.key }
             children = keyed.prefix(width).map(\.child)
         }
-        var best = Bot.deadScore
+        var best = Int.min / 2
         for child in children {
             best = max(best, value(of: child, before: board, pairs: pairs, depth: depth + 1, context: inner))
         }
@@ -513,6 +539,19 @@ public struct Bot: Sendable {
         return false
     }
 
+    /// Whether firing `outcome`'s chain answers the garbage queued against the bot (every level but
+    /// easy): where the rules offset, its garbage cancels all that is queued; or the queued garbage,
+    /// landed on the board as it was, would bring the spawn columns to ``BotLevel/buriedHeight``
+    /// below the height from which any chain is fired, so the bot digs out and strikes back rather
+    /// than build into a burial.
+    private func answers(_ outcome: BotSimulator.Outcome, before: Board, context: BotContext) -> Bool {
+        guard let margin = level.buriedMargin, context.incomingGarbage > 0 else { return false }
+        if simulator.rules.offsetting && outcome.garbage >= context.incomingGarbage { return true }
+        var landed = before
+        simulator.landGarbage(context.incomingGarbage, on: &landed)
+        return simulator.spawnHeight(landed) >= evaluation.spawnFire &- margin
+    }
+
     /// How promising a placement looks before its potential is judged (the search's pruning): its
     /// shape, plus what firing its chain is worth. Ranking by the chain first (before) put
     /// placements that waste eggs on a short chain ahead of every quiet one.
@@ -529,7 +568,8 @@ public struct Bot: Sendable {
         let spawnHeight = simulator.spawnHeight(before)
         let crowded = before.eggsCount >= level.crowdedEggs || spawnHeight >= evaluation.spawnFire
         let threatened = context.incomingGarbage >= level.threatGarbage && chain &* 2 >= level.fireChain
-        if chain >= level.fireChain || crowded || threatened || presses(outcome.garbage, context: context) {
+        if chain >= level.fireChain || crowded || threatened || presses(outcome.garbage, context: context)
+            || answers(outcome, before: before, context: context) {
             return BotEvaluation.chainValue(chain) / 2 &* evaluation.weights.fireScale &+ outcome.garbage &* level.garbageWeight &+ evaluation.weights.fireBonus
         }
         return -(chain &* evaluation.weights.waste) &- 200

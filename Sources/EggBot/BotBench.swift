@@ -10,6 +10,12 @@ public enum BotBench {
         public var games = 0
         /// The largest chain of each game.
         public var largestChains: [Int] = []
+        /// The largest chain of each game fired by its ``earlyPairs``-th pair (puyoai's measure).
+        public var earlyLargestChains: [Int] = []
+        /// Pairs within which ``earlyLargestChains`` count.
+        public var earlyPairs = 50
+        /// Games that ended in a top-out before their last pair.
+        public var topOuts = 0
         public var pairsPlaced = 0
         public var gameTicks = 0
         /// Nanoseconds of each tick in which the bot decided a placement, sorted.
@@ -21,6 +27,9 @@ public enum BotBench {
             largestChains.isEmpty ? 0 : Double(largestChains.reduce(0, +)) / Double(largestChains.count)
         }
         public var maxLargestChain: Int { largestChains.max() ?? 0 }
+        public var meanEarlyLargestChain: Double {
+            earlyLargestChains.isEmpty ? 0 : Double(earlyLargestChains.reduce(0, +)) / Double(earlyLargestChains.count)
+        }
         public var pairsPerSecond: Double {
             gameTicks == 0 ? 0 : Double(pairsPlaced) * Double(GravityClock.ticksPerSecond) / Double(gameTicks)
         }
@@ -43,14 +52,16 @@ public enum BotBench {
     /// - Parameters:
     ///   - clock: a clock in nanoseconds, read around every tick; the ticks that spawn the bot's pair
     ///     (where it decides) are kept one by one, the others summed.
+    ///   - earlyPairs: the pairs within which the early largest chain counts.
     public static func solo(level: BotLevel, seeds: [UInt64], colors: Int = 4, pairsMax: Int = 150,
-                            rules: RuleSet = .sfe, clock: () -> UInt64) -> SoloResult {
+                            rules: RuleSet = .sfe, earlyPairs: Int = 50, clock: () -> UInt64) -> SoloResult {
         precondition(pairsMax > 0 && pairsMax <= 10_000, "pairsMax must be from 1 to 10000")
         var result = SoloResult()
+        result.earlyPairs = earlyPairs
         for seed in seeds {
             var match = LocalMatch(options: .init(seed: seed, colors: colors, speed: 0, gamesMax: 1, rules: rules),
                                    seats: [.bot(level)])
-            var largest = 0
+            var largest = 0, early = 0
             while !match.isOver && match.grids[0].pairsSpawned <= pairsMax {
                 // The bot decides in the tick that spawns its pair (the match spawns, then asks the
                 // bot for its moves), so every tick is timed and kept when it spawned a pair.
@@ -60,7 +71,10 @@ public enum BotBench {
                 var decided = false
                 for event in events {
                     switch event {
-                    case .input(_, _, .ticked(_, let chain?)): largest = max(largest, chain.chain)
+                    case .input(_, _, .ticked(_, let chain?)):
+                        largest = max(largest, chain.chain)
+                        // The chain of the pair last spawned (the next spawns once it has ended).
+                        if match.grids[0].pairsSpawned <= earlyPairs { early = max(early, chain.chain) }
                     case .input(_, _, .spawned): decided = true
                     default: break
                     }
@@ -69,6 +83,8 @@ public enum BotBench {
             }
             result.games += 1
             result.largestChains.append(largest)
+            result.earlyLargestChains.append(early)
+            if match.grids[0].state == .toppedOut && match.grids[0].pairsSpawned <= pairsMax { result.topOuts += 1 }
             result.pairsPlaced += max(0, match.grids[0].pairsSpawned - 1)
             result.gameTicks += match.gameTicks
         }
@@ -83,6 +99,51 @@ public enum BotBench {
         /// Games without a winner within the tick limit (draws).
         public var undecided = 0
         public var games: Int { first + second + undecided }
+    }
+
+    /// The Wilson score interval of `successes` in `trials` at 95 % (z = 1.96), as fractions.
+    public static func wilson(_ successes: Int, of trials: Int) -> (low: Double, high: Double) {
+        guard trials > 0 else { return (0, 1) }
+        let n = Double(trials), p = Double(successes) / n, z = 1.96
+        let centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+        let half = z * (p * (1 - p) / n + z * z / (4 * n * n)).squareRoot() / (1 + z * z / n)
+        return (max(0, centre - half), min(1, centre + half))
+    }
+
+    /// Plays one game per seed between `level` and ``GreedyBot`` (seats alternating), the level at
+    /// its own pace and the greedy player at `greedyPace` (the level's own when nil). `first`
+    /// counts the level's wins.
+    public static func versusGreedy(_ level: BotLevel, seeds: [UInt64], colors: Int = 4, gameTicksMax: Int = 36_000,
+                                    greedyPace: BotLevel? = nil, rules: RuleSet = .sfe) -> VersusResult {
+        var result = VersusResult()
+        for seed in seeds {
+            let firstSeat = Int(seed % 2)
+            let options = LocalMatch.Options(seed: seed, colors: colors, speed: 0, gameTicksMax: gameTicksMax, gamesMax: 1,
+                                             rules: rules)
+            var player = BotPlayer(level: level, seed: SplitMix64.mix(seed &+ UInt64(firstSeat)))
+            var greedy = GreedyPlayer(pace: greedyPace ?? level)
+            var match = LocalMatch(options: options, seats: [.external, .external])
+            while !match.isOver {
+                for seat in 0..<2 {
+                    let move: Move?
+                    if seat == firstSeat {
+                        let context = BotContext(incomingGarbage: match.queuedGarbage(seat: seat),
+                                                 opponents: level.readsOpponents ? match.opponentBoards(of: seat) : [])
+                        move = player.tick(grid: match.grids[seat], preview: match.nextPairs(seat: seat), context: context)
+                    } else {
+                        move = greedy.tick(grid: match.grids[seat])
+                    }
+                    if let move { match.enqueue(move, seat: seat) }
+                }
+                match.tick()
+            }
+            switch match.matchWinner {
+            case firstSeat?: result.first += 1
+            case nil: result.undecided += 1
+            default: result.second += 1
+            }
+        }
+        return result
     }
 
     /// Plays one game per seed between `first` and `second` (speed 0, 4 colours and `sfe` by

@@ -13,18 +13,26 @@ extension EggsCommand {
             commandName: "bot-eval",
             abstract: "Measure the bot levels: solo chains, pace, decision time, win rates.",
             discussion: """
-                Solo: one game per seed (seeds 0..<--games), the bot alone at its own pace, speed 0, until it \
-                tops out or has placed --pairs pairs; prints per level the mean and max largest chain per game, \
-                the pairs per second of game time and the time per decision (mean and p99, CPU time of one thread). \
-                Versus: --matches games (seeds 0..<--matches, seats alternating) of each level against the \
-                next, each at its own pace, and insane's decisions at hard's pace against hard; prints the stronger \
-                level's wins. Each rule set of --rules is measured in turn (default sfe; `--rules sfe,tsu` for both); \
+                Solo: one game per seed (seeds --first-seed..<--first-seed + --games), the bot alone at its own \
+                pace, speed 0, until it tops out or has placed --pairs pairs; prints per level the mean and max \
+                largest chain per game, the mean largest chain fired by pair 50, the games that topped out before \
+                their last pair (with a 95 % Wilson interval), the pairs per second of game time and the time per \
+                decision (mean and p99, CPU time of one thread). \
+                Versus: --matches games (seeds --first-seed..<--first-seed + --matches, seats alternating) a \
+                pairing. --versus next (the default): each level against the next, each at its own pace, and \
+                insane's decisions at hard's pace against hard; prints the stronger level's wins. --versus greedy: \
+                each level against the greedy reference player (it pops as soon as any placement pops, the one \
+                popping the most, and otherwise plays flat), the greedy player at the level's pace or at \
+                --greedy-pace's. Win rates come with 95 % Wilson intervals. Each rule set of --rules is measured in turn (default sfe; `--rules sfe,tsu` for both); \
                 the bots see the pairs the rule set shows (sfe one, tsu two).
                 """
         )
 
-        @Option(parsing: .unconditional, help: "Solo games per level (seeds 0..<N).")
+        @Option(parsing: .unconditional, help: "Solo games per level (seeds --first-seed..<--first-seed + N).")
         var games: Int = 100
+
+        @Option(parsing: .unconditional, help: "The first seed played (solo games and matches alike).")
+        var firstSeed: Int = 0
 
         @Option(parsing: .unconditional, help: "Pairs per solo game at most.")
         var pairs: Int = 150
@@ -41,12 +49,21 @@ extension EggsCommand {
         @Option(help: "Rule sets to measure, in turn (comma-separated: sfe, tsu).")
         var rules: String = "sfe"
 
+        @Option(help: "Pairings (comma-separated): next (each level against the next), greedy (each level against the greedy player).")
+        var versus: String = "next"
+
+        @Option(help: "The greedy player's pace, a level's (default: the pace of the level it plays).")
+        var greedyPace: String?
+
         func validate() throws {
             guard (0...10_000).contains(games) else { throw ValidationError("--games must be from 0 to 10000") }
             guard (1...10_000).contains(pairs) else { throw ValidationError("--pairs must be from 1 to 10000") }
             guard (0...10_000).contains(matches) else { throw ValidationError("--matches must be from 0 to 10000") }
             guard EggPair.colorsSupported.contains(colors) else { throw ValidationError("--colors must be 4, 5 or 6") }
+            guard (0...1_000_000_000).contains(firstSeed) else { throw ValidationError("--first-seed must be from 0 to 1000000000") }
             _ = try parsedLevels()
+            _ = try parsedPairings()
+            _ = try parsedGreedyPace()
             _ = try parsedRules()
         }
 
@@ -58,6 +75,37 @@ extension EggsCommand {
                 }
                 return ruleSet
             }
+        }
+
+        func parsedPairings() throws -> Set<String> {
+            let names = Set(versus.split(separator: ",", omittingEmptySubsequences: false).map(String.init))
+            for name in names where name != "next" && name != "greedy" {
+                throw ValidationError("--versus: unknown pairing '\(name)' (known: next, greedy)")
+            }
+            return names
+        }
+
+        func parsedGreedyPace() throws -> BotLevel? {
+            guard let greedyPace else { return nil }
+            guard let level = BotLevel(rawValue: greedyPace) else { throw ValidationError("--greedy-pace: unknown level '\(greedyPace)'") }
+            return level
+        }
+
+        /// `count` seeds from --first-seed.
+        func seeds(_ count: Int) -> [UInt64] {
+            (0..<UInt64(count)).map { UInt64(firstSeed) + $0 }
+        }
+
+        /// "seeds A–B" of `count` seeds from --first-seed.
+        func seedsText(_ count: Int) -> String {
+            "seeds \(firstSeed)–\(firstSeed + max(count, 1) - 1)"
+        }
+
+        /// A win rate with its 95 % Wilson interval: "W of N (R %, 95 % L–H %)".
+        func rateText(_ wins: Int, of games: Int) -> String {
+            let rate = games == 0 ? 0 : Double(wins) * 100 / Double(games)
+            let interval = BotBench.wilson(wins, of: games)
+            return "\(wins) of \(games) (\(format2(rate)) %, 95 % \(format2(interval.low * 100))–\(format2(interval.high * 100)) %)"
         }
 
         func parsedLevels() throws -> [BotLevel] {
@@ -83,32 +131,47 @@ extension EggsCommand {
                 return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
             }
             if games > 0 {
-                print("solo, \(games) games of at most \(pairs) pairs, \(colors) colours, speed 0, rules \(rules.name)")
-                print("level   largest chain mean  max  pairs/s  decision mean  p99      pairs/game")
+                print("solo, \(games) games (\(seedsText(games))) of at most \(pairs) pairs, \(colors) colours, speed 0, "
+                      + "rules \(rules.name)")
+                print("level   largest chain mean  max  by pair 50  pairs/s  decision mean  p99      pairs/game")
+                var topOuts: [String] = []
                 for level in levels {
-                    let result = BotBench.solo(level: level, seeds: (0..<UInt64(games)).map { $0 }, colors: colors,
+                    let result = BotBench.solo(level: level, seeds: seeds(games), colors: colors,
                                                pairsMax: pairs, rules: rules, clock: clock)
                     print(pad(level.rawValue, 8) + pad(format2(result.meanLargestChain), 20) + pad("\(result.maxLargestChain)", 5)
+                          + pad(format2(result.meanEarlyLargestChain), 12)
                           + pad(format2(result.pairsPerSecond), 9) + pad(format2(result.meanDecisionMicroseconds / 1000) + " ms", 15)
                           + pad(format2(result.p99DecisionMicroseconds / 1000) + " ms", 9)
                           + format2(Double(result.pairsPlaced) / Double(max(1, result.games))))
+                    topOuts.append("\(level.rawValue) topped out before \(pairs) pairs: \(rateText(result.topOuts, of: result.games))")
                 }
+                topOuts.forEach { print($0) }
             }
-            if matches > 0 && levels.count > 1 {
-                print("versus, \(matches) games each, \(colors) colours, speed 0, rules \(rules.name), each level at its own pace")
+            let pairings = try parsedPairings()
+            if matches > 0 && levels.count > 1 && pairings.contains("next") {
+                print("versus, \(matches) games each (\(seedsText(matches))), \(colors) colours, speed 0, rules \(rules.name), "
+                      + "each level at its own pace")
                 for index in 1..<levels.count {
                     let stronger = levels[index], weaker = levels[index - 1]
-                    let result = BotBench.versus(stronger, weaker, seeds: (0..<UInt64(matches)).map { $0 }, colors: colors, rules: rules)
-                    let rate = result.games == 0 ? 0 : Double(result.first) * 100 / Double(result.games)
-                    print("\(stronger.rawValue) beats \(weaker.rawValue): \(result.first) of \(result.games) (\(format2(rate)) %), "
+                    let result = BotBench.versus(stronger, weaker, seeds: seeds(matches), colors: colors, rules: rules)
+                    print("\(stronger.rawValue) beats \(weaker.rawValue): \(rateText(result.first, of: result.games)), "
                           + "lost \(result.second), undecided \(result.undecided)")
                 }
                 if let hard = levels.firstIndex(of: .hard), let insane = levels.firstIndex(of: .insane), hard < insane {
                     // Skill alone: insane's decisions at hard's pace.
-                    let result = BotBench.versus(.insane, .hard, seeds: (0..<UInt64(matches)).map { $0 }, colors: colors,
+                    let result = BotBench.versus(.insane, .hard, seeds: seeds(matches), colors: colors,
                                                  firstPace: .hard, rules: rules)
-                    let rate = result.games == 0 ? 0 : Double(result.first) * 100 / Double(result.games)
-                    print("insane at hard's pace beats hard: \(result.first) of \(result.games) (\(format2(rate)) %), "
+                    print("insane at hard's pace beats hard: \(rateText(result.first, of: result.games)), "
+                          + "lost \(result.second), undecided \(result.undecided)")
+                }
+            }
+            if matches > 0 && pairings.contains("greedy") {
+                let pace = try parsedGreedyPace()
+                print("versus greedy, \(matches) games each (\(seedsText(matches))), \(colors) colours, speed 0, rules \(rules.name), "
+                      + "greedy at \(pace.map { $0.rawValue + "'s" } ?? "each level's") pace")
+                for level in levels {
+                    let result = BotBench.versusGreedy(level, seeds: seeds(matches), colors: colors, greedyPace: pace, rules: rules)
+                    print("\(level.rawValue) beats greedy: \(rateText(result.first, of: result.games)), "
                           + "lost \(result.second), undecided \(result.undecided)")
                 }
             }

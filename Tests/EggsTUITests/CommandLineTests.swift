@@ -54,10 +54,29 @@ struct CommandLineTests {
         #expect(result.status == 0)
         #expect(result.stdout.contains("speed 0, rules sfe\n"))
         #expect(result.stdout.contains("speed 0, rules tsu\n"))
-        #expect(result.stdout.components(separatedBy: "\neasy ").count == 3, "\(result.stdout)")
+        // One table row a rule set (the name padded to 8), besides the top-out lines.
+        #expect(result.stdout.components(separatedBy: "\neasy    ").count == 3, "\(result.stdout)")
         let unknown = try Harness.run(["bot-eval", "--rules", "sfe,nope", "--games", "1", "--matches", "0"])
         #expect(unknown.status == 2)
         #expect(unknown.stderr.contains("unknown rule set 'nope'"))
+    }
+
+    @Test("bot-eval --first-seed picks the seeds played (0 by default); --versus greedy plays each level against greedy")
+    func botEvalFirstSeedAndGreedy() throws {
+        let common = ["bot-eval", "--levels", "easy", "--games", "2", "--pairs", "5", "--matches", "1"]
+        let plain = try Harness.run(common)
+        #expect(plain.status == 0)
+        #expect(plain.stdout.contains("solo, 2 games (seeds 0–1)"), "\(plain.stdout)")
+        #expect(!plain.stdout.contains("greedy"))
+        let later = try Harness.run(common + ["--first-seed", "1000", "--versus", "greedy"])
+        #expect(later.status == 0)
+        #expect(later.stdout.contains("solo, 2 games (seeds 1000–1001)"), "\(later.stdout)")
+        #expect(later.stdout.contains("versus greedy, 1 games each (seeds 1000–1000)"), "\(later.stdout)")
+        #expect(later.stdout.contains("easy beats greedy: "), "\(later.stdout)")
+        #expect(later.stdout.contains("easy topped out before 5 pairs: "), "\(later.stdout)")
+        let unknown = try Harness.run(["bot-eval", "--versus", "nope", "--games", "1"])
+        #expect(unknown.status == 2)
+        #expect(unknown.stderr.contains("unknown pairing 'nope'"))
     }
 
     @Test("resolve --rules tsu: 13 rows, a score per step, garbage by target points; a 14th row is bad input")
