@@ -27,7 +27,7 @@ trap 'tmux -L "$sock" kill-server 2>/dev/null || true; rm -f "${TMUX_TMPDIR:-/tm
 echo "filling the history: $FILL bot matches at speed 9..."
 "$BIN" bot --interface 127.0.0.1 --port "$port" --room "fill$$" --count 2 --players 2 --speed 9 \
     --games "$FILL" --seconds 600 --history --quiet >/dev/null
-echo "history: $("$BIN" history --json | grep -o '"id"' | wc -l) matches listed"
+echo "history: $("$BIN" history --json --last 0 | grep -o '"id"' | wc -l) matches listed"
 
 for who in alice bob; do
     tmux -L "$sock" new-session -d -s "$who" -x 100 -y 30 \
@@ -72,7 +72,7 @@ for who in alice bob; do
     end=$((SECONDS + 20))
     while [ ! -s "$dir/$who.json" ] && [ $SECONDS -lt $end ]; do sleep 0.3; done
 done
-echo "history: $("$BIN" history --json | grep -o '"id"' | wc -l) matches listed"
+echo "history: $("$BIN" history --json --last 0 | grep -o '"id"' | wc -l) matches listed"
 status=0
 for who in alice bob; do
     if [ -s "$dir/$who.json" ]; then
