@@ -10,12 +10,14 @@ import PeerNet
        .tags(.slow), .slowTier)
 struct WatchTests {
     /// Two bots in one process play one match of one game on 127.0.0.1; returns a log of it.
+    /// The bots stop when the game ends; their 300 s limit only bounds a stuck run (a game of
+    /// medium bots at speed 7 has outlasted 80 s: the log then held no result).
     static func botMatchLog(directory: String, room: String, port: Int) throws -> String {
         let bots = try Harness.run([
             "bot", "--interface", "127.0.0.1", "--port", "\(port)", "--room", room, "--count", "2",
-            "--players", "2", "--games", "1", "--level", "medium", "--speed", "7", "--seconds", "80", "--id", "a00", "--quiet",
+            "--players", "2", "--games", "1", "--level", "medium", "--speed", "7", "--seconds", "300", "--id", "a00", "--quiet",
             "--log", "\(directory)/bot.jsonl", "--summary", "\(directory)/summary.json",
-        ], timeoutSeconds: 100)
+        ], timeoutSeconds: 320)
         try #require(bots.status == 0, "bots: \(bots.stderr)")
         let summary = try BotAndReplayTests.summaryEntries("\(directory)/summary.json")
         return try #require(summary.first?["log"] as? String)
