@@ -34,20 +34,7 @@ struct SfeBotBoardTimingTests {
         // before: such a board is not the one that chained (its chain differs) and is left out.
         let captured = boards.count
         boards = boards.filter { resolve(board: $0.board, incoming: 0).chain.chain == $0.chain }
-        var agree = 0
-        var disagreements: [String] = []
-        for (board, played) in boards {
-            let report = resolve(board: board, incoming: 0)
-            var model = SfeRunnerModel(board: board, incoming: 0)
-            let frames = model.runUntilSpawn()
-            let start = model.firstPassDropped == false ? 2 : 0
-            if frames == report.ticks + start, model.board == report.board,
-               model.chainSteps == report.chain.steps.map(\.popped) {
-                agree += 1
-            } else if disagreements.count < 5 {
-                disagreements.append("chain \(played) (resolve \(report.chain.chain)): eggs \(report.ticks) (+\(start)), runner \(frames.map(String.init) ?? "none")\n\(board.notation)")
-            }
-        }
+        let (agree, disagreements, _) = runnerAgreement(boards.map { (board: $0.board, incoming: 0) })
         let chains = Dictionary(grouping: boards, by: \.chain).mapValues(\.count).sorted { $0.key < $1.key }
         print("sfe runner agreement (insane bot's chains): \(agree)/\(boards.count) (\(captured - boards.count) captures left out); chains \(chains)")
         #expect(boards.count * 10 >= captured * 9, "most captures are the chaining board: \(boards.count) of \(captured)")

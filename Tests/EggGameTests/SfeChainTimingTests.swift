@@ -129,6 +129,29 @@ func runnerFrames(_ board: Board, incoming: Int) -> Int? {
     return model.runUntilSpawn()
 }
 
+/// eggs' `resolve` against the runner's model on each board: the boards that agree on ticks
+/// (the 2-frame start aside: when nothing falls at the lock, the runner passes once, on frame
+/// 2, before its first check on frame 3, where eggs checks on tick 1), the final board and each
+/// step's popped count; the first few that do not, described; and how many of each chain length.
+func runnerAgreement(_ boards: [(board: Board, incoming: Int)]) -> (agree: Int, disagreements: [String], chains: [Int: Int]) {
+    var agree = 0
+    var chains: [Int: Int] = [:]
+    var disagreements: [String] = []
+    for (index, (board, incoming)) in boards.enumerated() {
+        let report = resolve(board: board, incoming: incoming)
+        var model = SfeRunnerModel(board: board, incoming: incoming)
+        let frames = model.runUntilSpawn()
+        let start = model.firstPassDropped == false ? 2 : 0
+        chains[report.chain.chain, default: 0] += 1
+        if frames == report.ticks + start && model.board == report.board && model.chainSteps == report.chain.steps.map(\.popped) {
+            agree += 1
+        } else if disagreements.count < 5 {
+            disagreements.append("board \(index) incoming \(incoming), chain \(report.chain.chain): eggs \(report.ticks) (+\(start)), runner \(frames.map(String.init) ?? "none")\n\(board.notation)")
+        }
+    }
+    return (agree, disagreements, chains)
+}
+
 @Suite("sfe: chain timing against a model of SFE's runner on random boards")
 struct SfeRunnerAgreementTests {
     /// A random board as it is at a lock: columns of random height with holes (so eggs float),
@@ -148,26 +171,12 @@ struct SfeRunnerAgreementTests {
     @Test("eggs' ticks equal the runner's frames on 400 random boards (the 2-frame start aside)")
     func randomBoards() {
         var rng = Xoshiro256StarStar(seed: 0x5fe_7131)
-        var agree = 0
-        var chains: [Int: Int] = [:]
-        var disagreements: [String] = []
         let total = 400
-        for index in 0..<total {
+        let boards = (0..<total).map { index -> (board: Board, incoming: Int) in
             let board = Self.randomBoard(&rng)
-            let incoming = index % 2 == 0 ? 0 : 1 + rng.nextInt(below: 30)
-            let report = resolve(board: board, incoming: incoming)
-            var model = SfeRunnerModel(board: board, incoming: incoming)
-            let frames = model.runUntilSpawn()
-            // When nothing falls at the lock, SFE's runner passes once (frame 2) before its first
-            // check (frame 3); eggs checks on tick 1.
-            let start = model.firstPassDropped == false ? 2 : 0
-            chains[report.chain.chain, default: 0] += 1
-            if frames == report.ticks + start && model.board == report.board && model.chainSteps == report.chain.steps.map(\.popped) {
-                agree += 1
-            } else if disagreements.count < 5 {
-                disagreements.append("board \(index) incoming \(incoming): eggs \(report.ticks) (+\(start)), runner \(frames.map(String.init) ?? "none")\n\(board.notation)")
-            }
+            return (board, index % 2 == 0 ? 0 : 1 + rng.nextInt(below: 30))
         }
+        let (agree, disagreements, chains) = runnerAgreement(boards)
         print("sfe runner agreement: \(agree)/\(total); chains \(chains.sorted { $0.key < $1.key })")
         #expect(agree == total, "\(disagreements.joined(separator: "\n"))")
     }
@@ -195,21 +204,7 @@ struct SfeRunnerAgreementTests {
             if chain < 7 { short += 1 }
             found.append((board, tried % 3 == 0 ? 1 + rng.nextInt(below: 30) : 0))
         }
-        var agree = 0
-        var chains: [Int: Int] = [:]
-        var disagreements: [String] = []
-        for (board, incoming) in found {
-            let report = resolve(board: board, incoming: incoming)
-            var model = SfeRunnerModel(board: board, incoming: incoming)
-            let frames = model.runUntilSpawn()
-            let start = model.firstPassDropped == false ? 2 : 0
-            chains[report.chain.chain, default: 0] += 1
-            if frames == report.ticks + start && model.board == report.board && model.chainSteps == report.chain.steps.map(\.popped) {
-                agree += 1
-            } else if disagreements.count < 5 {
-                disagreements.append("incoming \(incoming): eggs \(report.ticks) (+\(start)), runner \(frames.map(String.init) ?? "none")\n\(board.notation)")
-            }
-        }
+        let (agree, disagreements, chains) = runnerAgreement(found.map { (board: $0.0, incoming: $0.1) })
         print("sfe runner agreement (long chains): \(agree)/\(found.count) of \(tried) boards tried; chains \(chains.sorted { $0.key < $1.key })")
         #expect(found.count >= 10)
         #expect(agree == found.count, "\(disagreements.joined(separator: "\n"))")
