@@ -6,14 +6,6 @@ import Testing
 /// protocol's key events are fed to the pane as the bytes a terminal that speaks it sends.
 @Suite("held keys and the drop preview in tmux", .serialized, .enabled(if: Harness.hasTmux, "tmux is not installed (scripts/setup.sh installs it)"), .tags(.slow), .slowTier)
 struct HeldKeysTerminalTests {
-    /// A config home holding `eggs/config.toml` with `text`.
-    static func configHome(_ text: String) throws -> String {
-        let home = try Harness.temporaryDirectory("keys-config")
-        try FileManager.default.createDirectory(atPath: home + "/eggs", withIntermediateDirectories: true)
-        try text.write(toFile: home + "/eggs/config.toml", atomically: true, encoding: .utf8)
-        return home
-    }
-
     /// Sends raw bytes to the pane (as the terminal would send them).
     static func sendBytes(_ session: TmuxSession, _ text: String) {
         let hex = text.utf8.map { String(format: "%02x", $0) }
@@ -39,7 +31,7 @@ struct HeldKeysTerminalTests {
     /// right for `holdMilliseconds` (with the terminal's own repeat events in between when
     /// `terminalRepeats`), hard drops, and returns the column the pair landed in.
     static func landingColumn(config: String, holdMilliseconds: UInt32, terminalRepeats: Bool = false) throws -> Int? {
-        let home = try Self.configHome("keyboard = \"kitty\"\n" + config)
+        let home = try ConfigTests.configHome("keyboard = \"kitty\"\n" + config)
         defer { try? FileManager.default.removeItem(atPath: home) }
         let session = try TmuxSession(
             command: "\(Harness.binary) play --practice --seed 5 --speed 0 --name held; echo EXIT=$?; sleep 60",
@@ -95,7 +87,7 @@ struct HeldKeysTerminalTests {
 
     @Test("kitty protocol: pushed at start, popped on quit and on SIGTERM; Ctrl-C by the protocol quits")
     func pushedAndPopped() throws {
-        let home = try Self.configHome("keyboard = \"kitty\"\n")
+        let home = try ConfigTests.configHome("keyboard = \"kitty\"\n")
         defer { try? FileManager.default.removeItem(atPath: home) }
         for way in ["quit", "sigterm", "ctrl-c"] {
             let output = home + "/pane-\(way).bytes", pidFile = home + "/pid-\(way)"
@@ -132,7 +124,7 @@ struct HeldKeysTerminalTests {
 
     @Test("preview = true shows where the pair will land, hollow, on the player's board; v hides and shows it")
     func preview() throws {
-        let home = try Self.configHome("preview = true\n")
+        let home = try ConfigTests.configHome("preview = true\n")
         defer { try? FileManager.default.removeItem(atPath: home) }
         let session = try TmuxSession(
             command: "\(Harness.binary) play --practice --seed 5 --speed 0 --name looker; echo EXIT=$?; sleep 60",
