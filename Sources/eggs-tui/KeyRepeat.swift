@@ -30,7 +30,7 @@ struct KeyEvent: Equatable {
 /// a move repeats first `delay` after its press (DAS), then every `interval` (ARR), until it is
 /// released, so holding a key glides the pair at the same speed in every terminal. A soft drop
 /// repeats every `interval` from its press, with no delay. Pure: the caller says what time it is.
-struct KeyRepeat: Equatable {
+struct KeyRepeat {
     static let defaultDelayMilliseconds = 133, defaultIntervalMilliseconds = 33
     /// Repeats handed out at one look at most (a stalled loop does not fire a burst).
     static let burstMax = 6
@@ -45,10 +45,6 @@ struct KeyRepeat: Equatable {
         precondition(dasMilliseconds >= 0 && arrMilliseconds >= 0, "negative das or arr")
         delay = UInt64(dasMilliseconds) * 1_000_000
         interval = arrMilliseconds == 0 ? GameLoop.tickNanoseconds : UInt64(arrMilliseconds) * 1_000_000
-    }
-
-    static func == (a: KeyRepeat, b: KeyRepeat) -> Bool {
-        a.delay == b.delay && a.interval == b.interval && a.held?.key == b.held?.key && a.held?.next == b.held?.next
     }
 
     /// `key` went down at `now` (its first action is the caller's): it repeats while held. A press
