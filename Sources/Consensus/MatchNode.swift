@@ -28,6 +28,11 @@ public struct MatchNode: Sendable {
     public private(set) var payloadsSent = 0
     /// Payloads discarded because the core had left (the peer was closing).
     public private(set) var discardedAfterLeave = 0
+    /// Payloads a receiver's match made (a hello, a vote) that nobody is to see: a receiver
+    /// (spectator) sends nothing.
+    public private(set) var discardedReceiveOnly = 0
+    /// Snapshots this peer sent for receivers.
+    public private(set) var receiverSnapshots = 0
 
     public init(peer: MatchPeer) {
         self.peer = peer
@@ -36,6 +41,13 @@ public struct MatchNode: Sendable {
     /// Feeds one event of the core to the match, then flushes (``flush(core:now:sent:events:)``).
     public mutating func handle(_ event: PeerNetEvent, core: ReliableMulticast, now: NetTime,
                                 sent: ([UInt8]) -> Void = { _ in }, events: (MatchEvent) -> Void) {
+        if event == .receiversWaiting {
+            // Receivers asked this peer where to start: its state now, as one message.
+            if let snapshot = peer.snapshotForReceivers() {
+                core.answerReceivers(snapshot: snapshot, now: now)
+                receiverSnapshots += 1
+            }
+        }
         peer.handle(event, now: now)
         flush(core: core, now: now, sent: sent, events: events)
     }
@@ -54,6 +66,9 @@ public struct MatchNode: Sendable {
     /// one the core took), then hands every waiting match event to `events`, in order.
     public mutating func flush(core: ReliableMulticast, now: NetTime, sent: ([UInt8]) -> Void = { _ in },
                                events: (MatchEvent) -> Void) {
+        if core.isReceiveOnly {
+            while peer.pollSend() != nil { discardedReceiveOnly += 1 }
+        }
         while let payload = peer.peekSend() {
             do {
                 _ = try core.send(payload, now: now)

@@ -142,7 +142,7 @@ public struct MatchPeer: Sendable {
             }
         case .viewAbandoned:
             abandonView()
-        case .incompatible, .lagging, .incarnationEnded, .resumedAfterPause, .idCollision:
+        case .incompatible, .lagging, .incarnationEnded, .resumedAfterPause, .idCollision, .receiversWaiting:
             break
         }
         afterInput(now: now, settled: settled)
@@ -376,6 +376,41 @@ public struct MatchPeer: Sendable {
 
     // MARK: - Snapshots
 
+    /// This peer's state as a snapshot message, for receivers (spectators outside the view)
+    /// that start from it (`PeerNetEvent.receiversWaiting`); `nil` while it has no state.
+    public func snapshotForReceivers() -> [UInt8]? {
+        guard isSynced, let view, view.contains(config.id) else { return nil }
+        let bytes = MatchMessage.snapshot(makeSnapshot(viewID: view.id)).encoded()
+        return bytes.count <= MatchMessage.bytesMax ? bytes : nil
+    }
+
+    /// A snapshot was delivered in this view: a receiver may start from where it was taken, and
+    /// has none of the messages before that point. So every vote this peer cast that is not
+    /// decided where the snapshot was taken goes out again (members take them as duplicates):
+    /// the egg votes of the game under way from the snapshot's frontier, of later games from
+    /// round 0 (a snapshot carries no round of them), the start vote, the game-over vote and a
+    /// forfeit. Pictures of a mirrored game go out until it ends.
+    private mutating func resendForReceivers(_ snapshot: Snapshot) {
+        guard let view, view.contains(config.id), config.role == .player else { return }
+        for game in votedUpTo.keys.sorted() where acceptsVotes(game) {
+            guard let upTo = votedUpTo[game] else { continue }
+            var from: UInt32 = 0
+            if let m = playing?.match, m.game == game {
+                let own = rounds[game]?.frontier ?? 0
+                from = min(own, snapshot.match?.game == game ? snapshot.match?.frontier ?? own : own)
+            }
+            resendVotes(game: game, from: from, upTo: upTo)
+        }
+        if let vote = myStart[matchRound], !(startVotes[matchRound]?.isDecided ?? false) {
+            send(.startProposal(match: matchRound, settings: vote.settings, wantsToPlay: vote.wantsToPlay))
+        }
+        if let m = match, case .cast(let mine) = m.myGameOverVote, !m.gameOver.isDecided {
+            send(.gameOverVote(game: m.game, winner: mine))
+        }
+        if let m = match, hasLeftMatch { send(.forfeit(game: m.game)) }
+        noteReceiversWatching()
+    }
+
     private func makeSnapshot(viewID: UInt64) -> Snapshot {
         let entries = lobby.sorted { $0.key < $1.key }.prefix(Snapshot.lobbyEntriesMax).map { peer, hello in
             LobbyEntry(peer: peer, name: hello.name, role: hello.role)
@@ -472,7 +507,11 @@ public struct MatchPeer: Sendable {
         case .clock(let game, let tick):
             receiveStream(from: from, game: game, items: [.clock(tick: tick)])
         case .snapshot(let snapshot):
-            if let view, snapshot.view == view.id { syncedMembers = Set(view.members) }
+            if let view, snapshot.view == view.id {
+                syncedMembers = Set(view.members)
+                // Receivers may start from it: what they cannot have seen goes out again.
+                resendForReceivers(snapshot)
+            }
         case .leave:
             // Said before it goes: its departure is a quit, not a lost connection.
             if playing?.match.players.contains(from) == true { announcedLeave.insert(from) }

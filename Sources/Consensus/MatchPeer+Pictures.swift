@@ -27,10 +27,10 @@ extension MatchPeer {
     /// game and a watcher is in the view.
     mutating func sendPicturesIfWatched() {
         // Nobody watching is the common case: answered without copying the match.
-        guard playing?.match.watchers.isEmpty == false else { return }
+        guard playing?.match.watchers.isEmpty == false || playing?.match.receiversWatching == true else { return }
         guard let m = match, m.mirrored, let members = view?.members else { return }
         let watching = m.watchers.intersection(members)
-        guard !watching.isEmpty else {
+        guard !watching.isEmpty || m.receiversWatching else {
             if !m.watchers.isEmpty { uniquePlaying?.match.watchers = [] }
             return
         }
@@ -58,6 +58,15 @@ extension MatchPeer {
     /// The picture of `player` as `mirror` shows it: its grid and the garbage queued against it.
     static func picture(of player: PeerID, _ mirror: PlayerMirror) -> GridPicture {
         GridPicture(player: player, grid: mirror.grid, garbage: max(0, mirror.garbageReceived - mirror.garbageLanded))
+    }
+
+    /// A snapshot for receivers was delivered during a mirrored game: they start from it and
+    /// cannot mirror this game, so its pictures go out until it ends.
+    mutating func noteReceiversWatching() {
+        guard playing?.match.mirrored == true, playing?.match.receiversWatching == false else { return }
+        uniquePlaying?.match.receiversWatching = true
+        uniquePlaying?.match.picturesSent = [:]
+        sendPicturesIfWatched()
     }
 
     /// Pictures for this peer, if it does not mirror `game`; a picture never goes back in time.

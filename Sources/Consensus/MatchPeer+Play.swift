@@ -83,6 +83,7 @@ extension MatchPeer {
         m.mirrors = [:]
         m.pictures = [:]
         m.watchers = []
+        m.receiversWatching = false
         m.picturesSent = [:]
         for player in m.players {
             var mirror = PlayerMirror()
@@ -338,6 +339,16 @@ extension MatchPeer {
             voteRounds(game: game, upTo: UInt32(target), from: votedUpTo[game] ?? frontier)
         }
         voteRounds(game: nextGame, upTo: UInt32(lookahead), from: votedUpTo[nextGame] ?? rounds[nextGame]?.frontier ?? 0)
+    }
+
+    /// Sends this peer's votes of `game` for rounds `from..<upTo` again (they were sent before).
+    mutating func resendVotes(game: UInt32, from start: UInt32, upTo target: UInt32) {
+        var from = start
+        while from < target {
+            let count = min(Int(target - from), MatchMessage.votesPerMessageMax)
+            send(.votes(game: game, firstRound: from, values: (0..<count).map { votes.eggVote(game: game, round: from + UInt32($0)) }))
+            from += UInt32(count)
+        }
     }
 
     private mutating func voteRounds(game: UInt32, upTo target: UInt32, from start: UInt32) {

@@ -256,6 +256,9 @@ public struct MatchState: Sendable {
     /// A mirrored game: members that joined during it (they do not mirror it), and what was last
     /// sent to them of each player: its picture and the mirror's game tick then.
     var watchers: Set<PeerID> = []
+    /// A mirrored game: a snapshot for receivers (spectators outside the view) went out during
+    /// it, so its pictures are sent until it ends.
+    var receiversWatching = false
     var picturesSent: [PeerID: (picture: GridPicture, tick: Int)] = [:]
 
     /// Queues items of `from`'s stream of this game on its mirror, in place.

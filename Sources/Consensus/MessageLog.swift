@@ -37,10 +37,13 @@ public enum MessageLog {
     /// The header line (without its digest; see ``LogDigest/seal(_:)``): the rule set and the
     /// starting height the recording peer offered (`"height"` omitted when 0, so a header of a
     /// peer without one reads as before). The match's agreed settings are in its `start` lines.
-    public static func header(peer: PeerID, room: String, rules: String = "sfe", startingHeight: Int = 0) -> String {
+    /// - Parameter receiver: the log of a spectator, which follows the players' views without
+    ///   being in them (`"receiver": true`; see ``DeliveryOrder``).
+    public static func header(peer: PeerID, room: String, rules: String = "sfe", startingHeight: Int = 0, receiver: Bool = false) -> String {
         JSONValue.object([("format", .string(format)), ("version", .int(Int64(version))), ("peer", .string(peer.hex)),
                           ("room", .string(room)), ("rules", .string(rules))]
-                         + (startingHeight == 0 ? [] : [("height", .int(Int64(startingHeight)))])).serialized
+                         + (startingHeight == 0 ? [] : [("height", .int(Int64(startingHeight)))])
+                         + (receiver ? [("receiver", .bool(true))] : [])).serialized
     }
 
     /// The last line of a log its peer closed (without its digest): `lines` counts the lines
@@ -68,7 +71,7 @@ public enum MessageLog {
             // PeerNet gave the view up: the peer's part of the match ends here (a rival of two
             // lost is decided at this point, see `MatchPeer.abandonView`), so a replay needs it.
             return JSONValue.object([("at", .int(atMicroseconds)), ("abandoned", .object([("view", .int(Int64(bitPattern: v.id)))]))]).serialized
-        case .incompatible, .lagging, .incarnationEnded, .resumedAfterPause, .idCollision:
+        case .incompatible, .lagging, .incarnationEnded, .resumedAfterPause, .idCollision, .receiversWaiting:
             return nil
         }
     }
@@ -223,6 +226,8 @@ public struct LogReader: Sendable {
     private var lineNumber = 0
     private var isFinished = false
     private var sawHeader = false
+    /// The header says the log is a receiver's (a spectator's).
+    private var headerReceiver = false
     private var sawEnd = false
     private var done = false
     private var digest: LogDigest
@@ -321,7 +326,7 @@ public struct LogReader: Sendable {
         let event = try parseLine(bytes)
         switch event {
         case .header(let peer, _, _):
-            order = DeliveryOrder(recorder: peer)
+            order = DeliveryOrder(recorder: peer, receiver: headerReceiver)
         case .event(.delivered(let delivery), _, _):
             if let breach = order?.delivery(from: delivery.from, seq: delivery.seq) { throw damaged(breach) }
         case .event(.viewChanged(let view), _, _):
@@ -417,6 +422,10 @@ public struct LogReader: Sendable {
             guard let value = height.intValue, ruleSet.startingHeights.contains(Int(value)) else {
                 throw damaged("header's height \(height.serialized) is not a starting height of \(rules) (\(ruleSet.startingHeights))")
             }
+        }
+        if let flag = json["receiver"] {
+            guard let value = flag.boolValue else { throw damaged("header's receiver \(flag.serialized) is not true or false") }
+            headerReceiver = value
         }
         sawHeader = true
         return .header(peer: PeerID(peer), room: room, rules: rules)

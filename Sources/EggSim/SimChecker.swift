@@ -89,7 +89,7 @@ public enum SimChecker {
                 current = nil
                 last = [:]
                 inView = []
-            case .incompatible, .lagging, .incarnationEnded, .resumedAfterPause, .idCollision:
+            case .incompatible, .lagging, .incarnationEnded, .resumedAfterPause, .idCollision, .receiversWaiting:
                 break
             }
         }

@@ -53,6 +53,9 @@ public struct PeerNetConfig: Sendable, Hashable {
     public var datagramBytesMax: Int
     /// Seed of the generator behind every randomized delay. Never the system's randomness.
     package var randomSeed: UInt64
+    /// A receiver (a spectator): it follows the group's streams and is never a member of it
+    /// (`Receiver.swift`); it sends nothing but its presence and NACKs.
+    public var receiveOnly = false
 
     // Redundancy for game-rate traffic (`ReliableMulticast+Redundancy.swift`): while loss is
     // seen, own messages are sent again before anyone asks, so a lost datagram is repaired by
@@ -149,7 +152,7 @@ public struct PeerNetConfig: Sendable, Hashable {
 /// API misuse of `ReliableMulticast` (a remote peer's garbage is never thrown: it is counted).
 public struct PeerNetError: Error, Hashable, Sendable, CustomStringConvertible {
     private enum Base: Hashable, Sendable {
-        case windowFull, payloadTooLarge, notJoined, left
+        case windowFull, payloadTooLarge, notJoined, left, receiveOnly
     }
 
     private let base: Base
@@ -164,6 +167,8 @@ public struct PeerNetError: Error, Hashable, Sendable, CustomStringConvertible {
     package static let notJoined = PeerNetError(.notJoined)
     /// `leave` was called.
     public static let left = PeerNetError(.left)
+    /// A receiver (`PeerNetConfig.receiveOnly`) sends no messages.
+    public static let receiveOnly = PeerNetError(.receiveOnly)
 
     public var description: String { "PeerNetError.\(base)" }
 }
@@ -256,6 +261,15 @@ public struct PeerNetStats: Hashable, Sendable {
     /// datagrams or in echoes), and echo datagrams sent. Not counted in `messagesRetransmitted`.
     package var messagesCopied: UInt64 = 0
     package var echoesSent: UInt64 = 0
+    // Receivers (`Receiver.swift`), on the receiver:
+    package var receiverAsks: UInt64 = 0
+    package var receiverSyncs: UInt64 = 0
+    package var receiverRestarts: UInt64 = 0
+    package var receiverGapsLost: UInt64 = 0
+    // and on a member:
+    package var receiverSnapshotsAsked: UInt64 = 0
+    package var receiverSnapshotsSent: UInt64 = 0
+    package var receiverRepairsRefused: UInt64 = 0
 
     public init() {}
 

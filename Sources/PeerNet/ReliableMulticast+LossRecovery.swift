@@ -112,7 +112,7 @@ extension ReliableMulticast {
         timers[.repair] = nil
         for key in sendWindow.takeRepairs() {
             guard sendWindow.outRepairs.count < SendWindow.repairPendingMax else { break }
-            guard let item = streams[key.origin]?.messages[key.seq] else { continue }
+            guard let item = streams[key.origin]?.messages[key.seq] ?? receiverService.retained[key] else { continue }
             sendWindow.outRepairs.append(item)
             stats.messagesRetransmitted += 1
         }

@@ -143,7 +143,7 @@ extension ReliableMulticast {
             handleReady(ballot, from: sender, now: now)
         case let .install(ballot, newViewID):
             handleInstall(ballot, from: sender, newViewID: newViewID, now: now)
-        case .heartbeat, .data, .nack, .leave, .report, .challenge, .response:
+        case .heartbeat, .data, .nack, .leave, .report, .challenge, .response, .listen, .sync:
             preconditionFailure("not a flush frame")
         }
     }

@@ -271,6 +271,11 @@ public final class ReliableMulticast {
     var lastNow: NetTime
     /// Cookies, challenges, the response budget and retired incarnations (`ReliableMulticast+Handshake.swift`).
     var handshake: Handshake
+    /// What this member keeps and does for receivers (`ReliableMulticast+Receivers.swift`).
+    var receiverService = ReceiverService()
+    /// With `config.receiveOnly`, the receiver this core runs instead of membership: every
+    /// public input and output goes to it.
+    let receiver: Receiver?
 
     public internal(set) var stats = PeerNetStats()
 
@@ -290,7 +295,10 @@ public final class ReliableMulticast {
     var viewKey: UInt64 { installed.key }
     var members: [Member] { installed.members }
     /// The installed view as the application sees it.
-    public var view: MembershipView { installed.view }
+    public var view: MembershipView { receiver?.view ?? installed.view }
+
+    /// Whether this core is a receiver (`PeerNetConfig.receiveOnly`): it sends no messages.
+    public var isReceiveOnly: Bool { receiver != nil }
     var streams: [PeerID: Stream] { receiveWindows.streams }
     var peers: [PeerID: PeerInfo] { peerTable.peers }
 
@@ -309,6 +317,7 @@ public final class ReliableMulticast {
         var secretSource = SplitMix64(seed: config.randomSeed ^ 0x5EC2_E7C0_0C1E_5EED ^ config.incarnation)
         self.handshake = Handshake(cookieSecret: secretSource.next())
         self.phase = .joining(discoveryAt: now.adding(nanoseconds: config.discoveryNanoseconds), flush: nil, given: .none)
+        self.receiver = config.receiveOnly ? Receiver(config: config, now: now) : nil
         self.timers[.heartbeat] = now
         self.lastNow = now
         checkInvariants()
@@ -316,7 +325,8 @@ public final class ReliableMulticast {
 
     /// Where this peer stands: joining, member, flushing (view change), blocked (non-primary), left.
     public var status: PeerNetStatus {
-        switch phase {
+        if let receiver { return receiver.status }
+        return switch phase {
         case .joining: .joining
         case .member: .member
         case .flushing: .flushing
@@ -338,7 +348,7 @@ public final class ReliableMulticast {
     package var pendingSendCount: Int { sendWindow.pendingSends.count }
 
     /// The highest seq delivered here from `peer`, `nil` when `peer` is not in the installed view.
-    package func deliveredUpTo(_ peer: PeerID) -> UInt64? { streams[peer]?.delivered }
+    package func deliveredUpTo(_ peer: PeerID) -> UInt64? { receiver?.deliveredUpTo(peer) ?? streams[peer]?.delivered }
 
     /// Round-trip time and loss of the link from `peer`, for a status line; `nil` for a peer
     /// never heard (or forgotten). Pure: computed from datagrams and the `now` of past inputs.
@@ -367,6 +377,7 @@ public final class ReliableMulticast {
     /// During a view change or while blocked, the message waits and goes out in the next view.
     @discardableResult
     public func send(_ payload: [UInt8], now: NetTime) throws(PeerNetError) -> UInt64 {
+        guard receiver == nil else { throw .receiveOnly }
         defer { checkInvariants() }
         guard !isLeft else { throw .left }
         guard hasView else { throw .notJoined }
@@ -393,6 +404,10 @@ public final class ReliableMulticast {
 
     /// Announces a graceful leave; the peer then goes silent and throws `.left` on `send`.
     public func leave(now: NetTime) {
+        if let receiver {
+            receiver.leave()
+            return
+        }
         defer { checkInvariants() }
         guard !isLeft else { return }
         emit(.leave(sentSeq: sendWindow.transmittedSeq))
@@ -408,6 +423,7 @@ public final class ReliableMulticast {
     /// blocked, it gives up its view now and rejoins like a fresh peer (`.viewAbandoned`, after
     /// `.resumedAfterPause`, which says why). A peer alone or still joining only reports it.
     public func resumeAfterPause(awayNanoseconds: UInt64, now: NetTime) {
+        guard receiver == nil else { return }  // a receiver's own timeouts start it again
         defer { checkInvariants() }
         lastNow = max(lastNow, now)
         guard !isLeft else { return }
@@ -421,6 +437,10 @@ public final class ReliableMulticast {
 
     /// The next datagram to multicast to the group, or `nil`. Control first, then repairs, then new data.
     public func pollTransmit() -> [UInt8]? {
+        if let receiver {
+            defer { stats = receiver.stats }
+            return receiver.pollTransmit()
+        }
         if let datagram = sendWindow.outControl.popFirst() {
             stats.datagramsSent += 1
             stats.bytesSent += UInt64(datagram.count)
@@ -466,17 +486,23 @@ public final class ReliableMulticast {
 
     /// When `handleTimeout` should be called next; `nil` after `leave`.
     public func pollTimeout() -> NetTime? {
+        if let receiver { return receiver.pollTimeout() }
         guard !isLeft else { return nil }
         return nextDeadline()
     }
 
     /// The next delivery or view change, in order.
-    public func pollEvent() -> PeerNetEvent? { events.popFirst() }
+    public func pollEvent() -> PeerNetEvent? { receiver?.pollEvent() ?? events.popFirst() }
 
     // MARK: - Inputs
 
     /// Handles one received datagram (any bytes). Invalid ones are counted and dropped.
     public func handleDatagram(_ bytes: [UInt8], now: NetTime) {
+        if let receiver {
+            receiver.handleDatagram(bytes, now: now)
+            stats = receiver.stats
+            return
+        }
         defer { checkInvariants() }
         lastNow = max(lastNow, now)
         stats.datagramsReceived += 1
@@ -489,6 +515,14 @@ public final class ReliableMulticast {
             let admission = admit(envelope, frame: nil, now: now)
             precondition(admission == .dropped, "own datagrams are never admitted")
         case let .frame(envelope, frame):
+            if isReceiverFrame(frame, envelope) {
+                // A receiver's: it never enters the peer table (`ReliableMulticast+Receivers.swift`).
+                stats.datagramsAccepted += 1
+                guard !isLeft else { return }
+                handleReceiverFrame(frame, from: envelope.sender, now: now)
+                afterInput(now: now, stability: false, membership: false)
+                return
+            }
             let sender = Member(id: envelope.sender, incarnation: envelope.incarnation)
             switch admit(envelope, frame: frame, now: now) {
             case .dropped:
@@ -520,6 +554,11 @@ public final class ReliableMulticast {
 
     /// Runs every expired timer. Spurious calls are no-ops.
     public func handleTimeout(now: NetTime) {
+        if let receiver {
+            receiver.handleTimeout(now: now)
+            stats = receiver.stats
+            return
+        }
         defer { checkInvariants() }
         lastNow = max(lastNow, now)
         guard !isLeft else { return }
@@ -547,6 +586,8 @@ public final class ReliableMulticast {
             handleChallenge(entries, from: sender)
         case .response:
             break  // a proven peer's (late or repeated) response: nothing more to learn
+        case .listen, .sync:
+            break  // a receiver's, or another member's answer to receivers
         }
     }
 
@@ -652,6 +693,7 @@ public final class ReliableMulticast {
                 stream.delivered = item.seq
                 stats.messagesDelivered += 1
                 events.append(.delivered(Delivery(from: item.origin.id, seq: item.seq, payload: item.payload)))
+                retainForReceivers(item)
             }
         }
     }
@@ -661,6 +703,7 @@ public final class ReliableMulticast {
         streams[item.origin.id]?.delivered = item.seq
         stats.messagesDelivered += 1
         events.append(.delivered(Delivery(from: item.origin.id, seq: item.seq, payload: item.payload)))
+        retainForReceivers(item)
     }
 
     // MARK: - Invariants
@@ -707,6 +750,7 @@ public final class ReliableMulticast {
         stability.checkInvariants(members: members)
         redundancy.checkInvariants(echoesMax: config.redundancyEchoesMax)
         handshake.checkInvariants()
+        receiverService.checkInvariants()
         // How the parts fit together.
         precondition(!hasView || members.contains(me), "an installed view contains this peer")
         precondition(!hasView || receiveWindows.count == members.count, "one stream per member")

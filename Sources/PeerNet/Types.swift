@@ -134,6 +134,10 @@ public enum PeerNetEvent: Hashable, Sendable {
     /// its old one still speaks, or (`peer` is this peer's own ID) this peer hears its own ID
     /// from another live incarnation. Reported once per incarnation.
     case idCollision(peer: PeerID)
+    /// Receivers (spectators, not members) ask for a snapshot, and this peer is the one they
+    /// asked: the application answers with ``ReliableMulticast/answerReceivers(snapshot:now:)``,
+    /// its state as of this event. Ignoring it is safe (they ask again, or ask another member).
+    case receiversWaiting
 }
 
 /// How the link from one peer looks from here (for a status line). See `ReliableMulticast.linkStats`.

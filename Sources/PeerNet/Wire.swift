@@ -48,7 +48,7 @@ import EggPrimitives
 /// no ID twice in one list, status bytes and cut flags from their enums, list lengths capped.
 enum Wire {
     static let magic: (UInt8, UInt8) = (0x45, 0x47)
-    static let version: UInt16 = 2
+    static let version: UInt16 = 3
     static let headerBytes = 38
     static let crcBytes = 4
     static let macBytes = 16
@@ -84,6 +84,10 @@ enum WireStatus: UInt8 {
 
 enum FrameKind: UInt8 {
     case heartbeat = 1, data, nack, propose, ack, cut, ready, install, leave, report, challenge, response
+    /// A receiver's presence, and its request for a sync (`Receiver.swift`).
+    case listen
+    /// A member's answer to receivers: where its snapshot stands in the group's streams.
+    case sync
 }
 
 /// One target of a challenge: `target` proves it is alive (and, with a passphrase, holds the
@@ -142,6 +146,12 @@ struct ReportEntry: Hashable {
     var echoHoldMicroseconds: UInt32
 }
 
+/// One member of a sync: a receiver starts its stream after `delivered`.
+struct SyncEntry: Hashable {
+    var member: Member
+    var delivered: UInt64
+}
+
 struct CutEntry: Hashable {
     var member: Member
     var cut: UInt64
@@ -162,6 +172,12 @@ enum Frame: Hashable {
     case report(viewID: UInt64, viewKey: UInt64, sentSeq: UInt64, entries: [ReportEntry])
     case challenge([ChallengeEntry])
     case response(challenger: Member, cookie: UInt64)
+    /// A receiver (not a member) is here; with `wantsSync`, it asks `server` (a member of the
+    /// view `viewID`/`viewKey` it heard) where to start.
+    case listen(viewID: UInt64, viewKey: UInt64, server: PeerID, wantsSync: Bool)
+    /// The sender's snapshot for receivers is its message `snapshotSeq`; it was taken when the
+    /// sender had delivered each entry's stream up to `delivered`, in the view given.
+    case sync(viewID: UInt64, viewKey: UInt64, snapshotSeq: UInt64, entries: [SyncEntry])
 
     static func == (lhs: Frame, rhs: Frame) -> Bool { Wire.encodeBody(lhs) == Wire.encodeBody(rhs) }
     func hash(into hasher: inout Hasher) { hasher.combine(Wire.encodeBody(self)) }
@@ -188,6 +204,8 @@ enum Frame: Hashable {
         case .report: .report
         case .challenge: .challenge
         case .response: .response
+        case .listen: .listen
+        case .sync: .sync
         }
     }
 }
@@ -320,6 +338,12 @@ extension Wire {
             for e in entries { w.u64(e.target.id.raw); w.u64(e.target.incarnation); w.u64(e.cookie) }
         case let .response(challenger, cookie):
             w.u64(challenger.id.raw); w.u64(challenger.incarnation); w.u64(cookie)
+        case let .listen(viewID, viewKey, server, wantsSync):
+            w.u64(viewID); w.u64(viewKey); w.u64(server.raw); w.u8(wantsSync ? 1 : 0)
+        case let .sync(viewID, viewKey, snapshotSeq, entries):
+            w.u64(viewID); w.u64(viewKey); w.u64(snapshotSeq)
+            w.count(entries.count)
+            for e in entries { w.u64(e.member.id.raw); w.u64(e.member.incarnation); w.u64(e.delivered) }
         }
     }
 
@@ -447,6 +471,21 @@ extension Wire {
         case .response:
             guard let id = c.u64(), let inc = c.u64(), let cookie = c.u64() else { return nil }
             return .response(challenger: Member(id: PeerID(id), incarnation: inc), cookie: cookie)
+        case .listen:
+            guard let viewID = c.u64(), viewID <= viewIDMax, let viewKey = c.u64(), let server = c.u64(),
+                  let flag = c.u8(), flag <= 1 else { return nil }
+            return .listen(viewID: viewID, viewKey: viewKey, server: PeerID(server), wantsSync: flag == 1)
+        case .sync:
+            guard let viewID = c.u64(), viewID > 0, viewID <= viewIDMax, let viewKey = c.u64(),
+                  let snapshotSeq = c.u64(), snapshotSeq > 0, snapshotSeq <= seqMax,
+                  let n = c.count(max: membersMax), n > 0 else { return nil }
+            var entries: [SyncEntry] = []
+            for _ in 0..<n {
+                guard let id = c.u64(), let inc = c.u64(), let delivered = c.u64(), delivered <= seqMax,
+                      !entries.contains(where: { $0.member.id.raw == id }) else { return nil }
+                entries.append(SyncEntry(member: Member(id: PeerID(id), incarnation: inc), delivered: delivered))
+            }
+            return .sync(viewID: viewID, viewKey: viewKey, snapshotSeq: snapshotSeq, entries: entries)
         }
     }
 

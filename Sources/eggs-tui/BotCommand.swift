@@ -259,7 +259,7 @@ extension EggsCommand {
 
         func validate() throws {
             guard (0...16).contains(count) else { throw ValidationError("--count must be from 0 to 16") }
-            guard (0...16).contains(spectators) else { throw ValidationError("--spectators must be from 0 to 16") }
+            guard (0...128).contains(spectators) else { throw ValidationError("--spectators must be from 0 to 128") }
             guard count + spectators > 0 else { throw ValidationError("--count and --spectators are both 0: nothing to run") }
             guard (2...8).contains(players) else { throw ValidationError("--players must be from 2 to 8") }
             if let seconds, !(seconds > 0 && seconds <= 86_400) { throw ValidationError("--seconds must be from 0 to 86400") }

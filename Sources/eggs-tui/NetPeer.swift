@@ -81,8 +81,12 @@ final class NetPeer: @unchecked Sendable {
         node = MatchNode(peer: MatchPeer(config: config))
         logPassphrase = options.logPassphrase ?? options.net.passphrase
         log = try LogFile(path: options.logPath, sealed: true, passphrase: logPassphrase)
-        log.write(MessageLog.header(peer: id, room: options.net.room, rules: options.rules, startingHeight: options.startingHeight))
-        host = try PeerHost(config: options.net, options: options.multicast, group: group) { [unowned self] event, core, now in
+        log.write(MessageLog.header(peer: id, room: options.net.room, rules: options.rules, startingHeight: options.startingHeight,
+                                    receiver: options.role == .spectator))
+        // A spectator is a receiver: it follows the players' streams and is in no view.
+        var netConfig = options.net
+        netConfig.receiveOnly = options.role == .spectator
+        host = try PeerHost(config: netConfig, options: options.multicast, group: group) { [unowned self] event, core, now in
             self.received(event, core: core, now: now)
         }
     }
@@ -111,7 +115,8 @@ final class NetPeer: @unchecked Sendable {
             for member in core.view.members where member != id {
                 links[member] = core.linkStats(member)
             }
-            return ScreenState(match: node.peer, net: core.stats, status: core.status, incompatible: incompatible, links: links)
+            return ScreenState(match: node.peer, net: core.stats, status: core.status, incompatible: incompatible, links: links,
+                               watching: core.receiversHeard(now: MonotonicClock.now()), isReceiver: core.isReceiveOnly)
         }
     }
 
@@ -127,6 +132,10 @@ final class NetPeer: @unchecked Sendable {
         var incompatible: [PeerID: UInt16]
         /// Round-trip time and loss of the link to each other member.
         var links: [PeerID: LinkStats]
+        /// Spectators (receivers, in no view) heard within the last 3 s.
+        var watching: Int = 0
+        /// This peer is a spectator: it follows the players' group without being in it.
+        var isReceiver = false
     }
 
     /// Match events since the last call (bounded).

@@ -616,7 +616,8 @@ final class NetPlayScreen: Screen {
             drawLinks(order: state.players + (match.view?.members ?? []), on: term)
         } else {
             if GameLoop.drawTooSmall(on: term, columns: 60, rows: 16) { return }
-            drawLobby(match, net: screen.net, status: screen.status, incompatible: screen.incompatible, on: term)
+            drawLobby(match, net: screen.net, status: screen.status, incompatible: screen.incompatible, watching: screen.watching,
+                      isReceiver: screen.isReceiver, on: term)
         }
         drawFooter(match, on: term)
         if let failure = peer.logFailure { term.put(term.rows - 2, 0, "warning: \(failure); the match is no longer logged", bold: true) }
@@ -685,7 +686,8 @@ final class NetPlayScreen: Screen {
         MatchView.draw(panels, on: term, glyphs: glyphs, top: 1)
     }
 
-    private func drawLobby(_ match: MatchPeer, net: PeerNetStats, status: PeerNetStatus, incompatible: [PeerID: UInt16], on term: Terminal) {
+    private func drawLobby(_ match: MatchPeer, net: PeerNetStats, status: PeerNetStatus, incompatible: [PeerID: UInt16],
+                           watching: Int = 0, isReceiver: Bool = false, on term: Terminal) {
         // The room's kind: open (no passphrase) or private; the title shortens rather than cut.
         let kind = privateRoom ? "private room" : "open room"
         let titles = (term.columns >= 100 ? ["eggs — lobby of room '\(room)' (\(kind)) — you are \(name) (\(peer.id.hex))"] : []) + [
@@ -703,7 +705,10 @@ final class NetPlayScreen: Screen {
         case .blocked: state = "cut off from most of the room; waiting to rejoin"
         case .left: state = "left"
         }
-        term.put(1, 0, "network: \(state)")
+        // A spectator is in no view: it follows the players' (the lobby lists them); players
+        // see how many watch.
+        let watchers = isReceiver ? " — watching as a spectator" : (watching > 0 ? " — \(watching) watching" : "")
+        term.put(1, 0, "network: \(state)\(watchers)")
         // The name column is as wide as the longest name with " (you)" (names are at most 24
         // bytes); below 100 columns the peer column shows the ID's last 8 hex digits and the
         // version column is narrower, so 80 columns hold every line whole.

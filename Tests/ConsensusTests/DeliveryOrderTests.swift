@@ -124,6 +124,25 @@ struct DeliveryOrderTests {
         #expect(order.delivery(from: third, seq: 1) == nil)
     }
 
+    @Test("a receiver's log: views without its peer, each starting afresh from a snapshot (seq 0); a member's view is a breach")
+    func receiverLog() {
+        var order = DeliveryOrder(recorder: me, receiver: true)
+        #expect(order.view(MembershipView(id: 5, members: [other, third]))  == nil)
+        #expect(order.delivery(from: other, seq: 3)?.contains("before the snapshot") == true)
+        #expect(order.delivery(from: third, seq: 0) == nil)
+        #expect(order.delivery(from: other, seq: 40) == nil)
+        #expect(order.delivery(from: other, seq: 42)?.contains("is missing or out of order") == true)
+        #expect(order.delivery(from: other, seq: 0) != nil)
+        // Starting again (a resync) in the same view, or a later one: afresh.
+        #expect(order.view(MembershipView(id: 5, members: [other, third])) == nil)
+        #expect(order.delivery(from: other, seq: 0) == nil)
+        #expect(order.delivery(from: third, seq: 17) == nil)
+        #expect(order.view(MembershipView(id: 6, members: [me, other]))?.contains("another peer's log") == true)
+        var member = DeliveryOrder(recorder: me)
+        #expect(member.view(MembershipView(id: 1, members: [me, other], joined: [me, other])) == nil)
+        #expect(member.delivery(from: other, seq: 0) != nil)
+    }
+
     @Test("a sender that departs and joins again starts over; the log's peer joining afresh starts everything over")
     func rejoins() {
         var order = DeliveryOrder(recorder: me)

@@ -38,7 +38,7 @@ final class BotApp: SimApplication {
         bot = BotPlayer(level: .medium, seed: id.raw)
         nextTick = now.adding(nanoseconds: BotApp.tickNanoseconds)
         bornAt = now
-        order = DeliveryOrder(recorder: id)
+        order = DeliveryOrder(recorder: id, receiver: config?.role == .spectator)
     }
 
     /// The delivery order this life's log would hold, checked as `replay --verify` checks it.

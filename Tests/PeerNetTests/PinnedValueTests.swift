@@ -71,6 +71,7 @@ struct SimPinnedValueTests {
                 case .viewAbandoned(let v): feed(6); feed(v.id)
                 case .resumedAfterPause(let away): feed(7); feed(away)
                 case .idCollision(let peer): feed(8); feed(peer.raw)
+                case .receiversWaiting: feed(9)
                 }
             }
         }

@@ -28,6 +28,12 @@ struct WireTests {
         .ready(Ballot(attempt: 2, coordinator: PeerID(1))),
         .install(Ballot(attempt: 2, coordinator: PeerID(1)), newViewID: 4),
         .leave(sentSeq: 77),
+        .listen(viewID: 3, viewKey: 44, server: PeerID(5), wantsSync: true),
+        .listen(viewID: 0, viewKey: 0, server: PeerID(0), wantsSync: false),
+        .sync(viewID: 3, viewKey: 44, snapshotSeq: 12, entries: [
+            SyncEntry(member: Member(id: PeerID(1), incarnation: 2), delivered: 9),
+            SyncEntry(member: Member(id: PeerID(5), incarnation: 1), delivered: 11),
+        ]),
     ]
 
     @Test("a peer ID is 1 to 16 hex digits, no sign; equal IDs hash alike in tables")
@@ -63,10 +69,10 @@ struct WireTests {
         }
     }
 
-    @Test("wire: the header starts with magic EG and version 2, big-endian")
+    @Test("wire: the header starts with magic EG and version 3, big-endian")
     func headerLayout() {
         let bytes = Wire.encode(.leave(sentSeq: 1), envelope: Self.envelope(.leave), auth: Self.crc)
-        #expect(Array(bytes.prefix(4)) == [0x45, 0x47, 0x00, 0x02])
+        #expect(Array(bytes.prefix(4)) == [0x45, 0x47, 0x00, 0x03])
         #expect(bytes[5] == FrameKind.leave.rawValue)
         #expect(bytes.count == Wire.headerBytes + 8 + Wire.crcBytes)
     }
@@ -123,14 +129,14 @@ struct WireTests {
     func versionMismatch() {
         let core = ReliableMulticast(config: PeerNetConfig(peerID: PeerID(1)), now: .zero)
         for packet in UInt64(1)...3 {
-            var env = Self.envelope(.heartbeat, version: 3)
+            var env = Self.envelope(.heartbeat, version: 4)
             env.packetNumber = packet
             let hb = Frame.heartbeat(status: .joining, viewID: 0, viewKey: 0, sentSeq: 0, delivered: [])
             core.handleDatagram(Wire.encode(hb, envelope: env, auth: Self.crc), now: .zero)
         }
         var events: [PeerNetEvent] = []
         while let e = core.pollEvent() { events.append(e) }
-        #expect(events == [.incompatible(peer: PeerID(0xABCD), version: 3)])
+        #expect(events == [.incompatible(peer: PeerID(0xABCD), version: 4)])
         #expect(core.stats.droppedWrongVersion == 3)
         #expect(core.stats.datagramsAccepted == 0)
         core.handleTimeout(now: .milliseconds(2000))
