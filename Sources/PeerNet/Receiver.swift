@@ -21,9 +21,8 @@ import EggPrimitives
 /// ## Following
 /// On `sync` the receiver starts each member's stream after the seq given, delivers
 /// `.viewChanged` (the group's members; the receiver is not among them), then the snapshot (as
-/// seq 0 of the server: it is no message of the streams as started), then every message after
-/// the start, per sender in order, exactly once (the snapshot is not delivered again in its
-/// place). It NACKs its gaps like a member; members keep
+/// seq 0 of the server: the start), then every message after the start, per sender in order,
+/// exactly once (the snapshot again in its place among them). It NACKs its gaps like a member; members keep
 /// delivered messages a while for receivers (`ReceiverService`), and repair them from a
 /// budget of their own. It multicasts `listen` once a second, so members know receivers are
 /// there.
@@ -293,9 +292,9 @@ final class Receiver {
             f.streams[f.server]?.needs = nil
             stats.viewsInstalled += 1
             events.append(.viewChanged(f.view))
-            // Delivered as seq 0 of the server: the one message of a receiver's log out of its
-            // stream's order (the stream resumes after the start the sync gave; the snapshot's
-            // own place in it is skipped).
+            // Delivered first as seq 0 of the server (the start: the stream resumes after the
+            // seq the sync gave), and again in its place, like every message of the stream (a
+            // member that delivers a snapshot of its own view changes nothing).
             stats.messagesDelivered += 1
             events.append(.delivered(Delivery(from: f.server, seq: 0, payload: snapshot.payload)))
         }
@@ -304,7 +303,6 @@ final class Receiver {
                 guard let stream = f.streams[m.id] else { continue }
                 while let item = stream.messages.removeValue(forKey: stream.delivered + 1) {
                     stream.delivered = item.seq
-                    guard !(m.id == f.server && item.seq == f.snapshotSeq) else { continue }
                     stats.messagesDelivered += 1
                     events.append(.delivered(Delivery(from: item.origin.id, seq: item.seq, payload: item.payload)))
                 }

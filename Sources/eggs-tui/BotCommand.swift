@@ -47,7 +47,8 @@ final class BotPeer {
     /// What the stall watch looks at, read under the peer's lock.
     func progress() -> StallWatch.Sample {
         let (match, _, view) = peer.snapshot()
-        let othersInView = view.members.contains(peer.id) && view.members.count > 1
+        // A spectator is a receiver: in no view, it follows the players' (their view, not empty).
+        let othersInView = isSpectator ? !view.members.isEmpty : view.members.contains(peer.id) && view.members.count > 1
         // Progress is expected in a match, once ready with the players there, and while
         // waiting for the room's state from the others; not while PeerNet is blocked (cut off
         // from most of the view: the others are not there), which PeerNet itself bounds by
@@ -459,6 +460,16 @@ struct BotReport {
     /// Joiners dropped from a view change for not answering in time (proven peers that do not
     /// run the protocol, or a real one far too slow).
     var joinersDropped: UInt64
+    /// Datagrams and bytes this peer sent (all kinds, repairs and snapshots included).
+    var datagramsSent: UInt64
+    var bytesSent: UInt64
+    /// How long after its start the peer first had the room's state (a spectator: followed the
+    /// players); `nil` if never.
+    var syncedAfterMs: Double?
+    /// The longest pause between two messages delivered from other peers during a game.
+    var longestDeliveryGapMs: Double
+    /// Spectators (receivers) this peer heard within the last 3 s.
+    var watching: Int
 
     init(bot: BotPeer) {
         let (match, net, _) = bot.peer.snapshot()
@@ -488,6 +499,11 @@ struct BotReport {
         collisions = net.collisionsRefused + net.collisionsHeard
         futureViewDropped = net.messagesFutureView
         joinersDropped = net.joinersDropped
+        datagramsSent = net.datagramsSent
+        bytesSent = net.bytesSent
+        syncedAfterMs = bot.peer.syncedAfterNanoseconds.map { Double($0) / 1e6 }
+        longestDeliveryGapMs = Double(bot.peer.longestDeliveryGapNanoseconds) / 1e6
+        watching = bot.peer.watching()
     }
 
     var json: JSONValue {
@@ -504,6 +520,10 @@ struct BotReport {
             ("pauses", .int(Int64(clamping: pauses))), ("viewsAbandoned", .int(Int64(clamping: viewsAbandoned))),
             ("collisions", .int(Int64(clamping: collisions))), ("futureViewDropped", .int(Int64(clamping: futureViewDropped))),
             ("joinersDropped", .int(Int64(clamping: joinersDropped))),
+            ("datagramsSent", .int(Int64(clamping: datagramsSent))), ("bytesSent", .int(Int64(clamping: bytesSent))),
+            ("syncedAfterMs", syncedAfterMs.map { .double(($0 * 1000).rounded() / 1000) } ?? .null),
+            ("longestDeliveryGapMs", .double((longestDeliveryGapMs * 1000).rounded() / 1000)),
+            ("watching", .int(Int64(watching))),
             ("log", .string(log)),
         ])
     }

@@ -120,6 +120,11 @@ final class NetPeer: @unchecked Sendable {
         }
     }
 
+    /// Spectators (receivers) heard within the last 3 s.
+    func watching() -> Int {
+        host.withCore { $0.receiversHeard(now: MonotonicClock.now()) }
+    }
+
     /// Where the PeerNet core stands (member, flushing, blocked, …).
     func status() -> PeerNetStatus {
         host.withCore { $0.status }
@@ -181,7 +186,22 @@ final class NetPeer: @unchecked Sendable {
     /// the log stopped there; the peer plays on, and the command exits 1 naming it.
     var logFailure: String? { host.withCore { _ in log.failure } }
 
+    /// When this peer started, and how long after it first had the room's state (a spectator:
+    /// started following the players).
+    let startedAt = MonotonicClock.now()
+    private(set) var syncedAfterNanoseconds: UInt64?
+    /// The longest pause in the messages delivered from other peers while a game ran here (a
+    /// player's stream stalled by anything, e.g. a view change): the last delivery's time.
+    private(set) var longestDeliveryGapNanoseconds: UInt64 = 0
+    private var lastOtherDelivery: NetTime?
+
     private func received(_ event: PeerNetEvent, core: ReliableMulticast, now: NetTime) {
+        if case .delivered(let d) = event, d.from != id {
+            if let last = lastOtherDelivery, node.peer.isPlaying {
+                longestDeliveryGapNanoseconds = max(longestDeliveryGapNanoseconds, now.nanoseconds(since: last))
+            }
+            lastOtherDelivery = node.peer.isPlaying ? now : nil
+        }
         // The writer thread turns the event into its line: no second decode on this path.
         log.write(event: event, atMicroseconds: Int64(MonotonicClock.wallMicroseconds()))
         if case .resumedAfterPause(let away) = event, pauses.count < 16 { pauses.append(away) }
@@ -215,6 +235,9 @@ final class NetPeer: @unchecked Sendable {
             if case .gameOver(_, let winner) = event, role == .spectator || node.peer.match?.players.contains(id) ?? true {
                 gamesOver += 1
                 if winner == id { wins += 1 }
+            }
+            if case .synced = event, syncedAfterNanoseconds == nil {
+                syncedAfterNanoseconds = MonotonicClock.now().nanoseconds(since: startedAt)
             }
             switch event {
             case .matchStarted: matchOpen = true

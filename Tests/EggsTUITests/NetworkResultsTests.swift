@@ -21,7 +21,9 @@ struct NetworkResultsTests {
         let carol = try TmuxSession(command: "\(Harness.binary) \(common) --name carol --id c3 --spectate; echo EXIT=$?; sleep 60",
                                     environment: ["XDG_STATE_HOME": state])
         defer { carol.close() }
-        #expect(alice.waitFor("carol") != nil && alice.waitFor("bob") != nil, "alice's lobby: \(alice.screen())")
+        // The spectator is no member of the players' group: their lobby counts it as watching.
+        #expect(alice.waitFor("1 watching") != nil && alice.waitFor("bob") != nil, "alice's lobby: \(alice.screen())")
+        #expect(!alice.screen().contains("carol"), "a spectator is listed among the players: \(alice.screen())")
         alice.send("r")
         bob.send("r")
         #expect(alice.waitFor("game 1,") != nil, "no match started: \(alice.screen())")
