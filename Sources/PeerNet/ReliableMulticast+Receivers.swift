@@ -42,6 +42,7 @@ struct ReceiverService {
     var lastHeard: NetTime?
     /// Receivers heard, and when last (for counting; at most `trackedMax`).
     var heard: [PeerID: NetTime] = [:]
+    var lastSweep = NetTime.zero
     var retained: [ReliableMulticast.SeqKey: DataItem] = [:]
     var order: Deque<(key: ReliableMulticast.SeqKey, at: NetTime)> = []
     var budget = Double(repairBudgetPerSecond)
@@ -80,12 +81,13 @@ struct ReceiverService {
 
     mutating func noteHeard(_ peer: PeerID, now: NetTime) {
         lastHeard = now
-        if heard[peer] != nil || heard.count < Self.trackedMax {
-            heard[peer] = now
-        } else if let stalest = heard.min(by: { $0.value < $1.value }), now.nanoseconds(since: stalest.value) > Self.activeNanoseconds {
-            heard[stalest.key] = nil
-            heard[peer] = now
+        // Full (a flood of made-up IDs, say): those not heard for 3 s go, at most once a second,
+        // so the work stays bounded per datagram.
+        if heard.count >= Self.trackedMax, heard[peer] == nil, now.nanoseconds(since: lastSweep) >= 1_000_000_000 {
+            lastSweep = now
+            heard = heard.filter { now.nanoseconds(since: $0.value) <= 3_000_000_000 }
         }
+        if heard[peer] != nil || heard.count < Self.trackedMax { heard[peer] = now }
     }
 
     func count(now: NetTime, within: UInt64) -> Int {

@@ -142,4 +142,52 @@ struct SimReceiverTests {
             }
         }
     }
+
+    /// The swarm: 8 players and 100 spectators; spectators join over 10 s with 20 % loss on every
+    /// path of theirs, a third of them crash at 12 s and come back at 16 s, and 10 more leave for
+    /// good. The players' decisions are those of the same players alone, no player's view ever
+    /// changes, and every spectator up at the end follows them.
+    @Test("a swarm of 8 players and 100 spectators with churn and 20 % loss on spectator paths: the players never notice",
+          .tags(.slow), .slowTier)
+    func swarm() throws {
+        let seed: UInt64 = 11
+        let players = 8, spectators = 100
+        let alone = Run(seed: seed, players: players, receivers: 0, spectatorLoss: 0)
+        alone.net.run(forNanoseconds: 30_000_000_000)
+        let run = Run(seed: seed, players: players, receivers: spectators, spectatorLoss: 0.2,
+                      joinAt: 2_000_000_000, joinEvery: 100_000_000)
+        let ids = (0..<spectators).map { PeerID(100 + UInt64($0)) }
+        let crashing = Array(ids.prefix(spectators / 3)), leaving = Array(ids.suffix(10))
+        run.net.run(until: NetTime(nanoseconds: 12_000_000_000))
+        for id in crashing + leaving { run.net.crash(id) }
+        run.net.run(until: NetTime(nanoseconds: 16_000_000_000))
+        for id in crashing { run.net.restart(id) }
+        run.net.run(until: NetTime(nanoseconds: 30_000_000_000))
+        run.collectApps()
+        print("swarm seed \(seed): \(players) players + \(spectators) spectators, 30 s simulated")
+        func decided(_ app: BotApp) -> [String: UInt64] {
+            Dictionary(app.peer.decisionsLog.map { ("\($0.game)/\($0.round)", $0.value) }, uniquingKeysWith: { a, _ in a })
+        }
+        let reference = decided(alone.players[0])
+        for (player, twin) in zip(run.players, alone.players) {
+            let core = try #require(run.net.node(player.peer.config.id).core)
+            let twinCore = try #require(alone.net.node(twin.peer.config.id).core)
+            // The same views as without spectators: none of them ever made a view change.
+            #expect(core.view.members.count == players && core.stats.viewsInstalled == twinCore.stats.viewsInstalled,
+                    "seed \(seed): \(player.peer.config.id) view \(core.view.members.count) members, \(core.stats.viewsInstalled) installed (alone \(twinCore.stats.viewsInstalled))")
+            let mine = decided(player)
+            #expect(mine.count > 20, "seed \(seed): \(player.peer.config.id) decided \(mine.count) rounds")
+            for (key, value) in mine where reference[key] != nil {
+                #expect(reference[key] == value, "seed \(seed): round \(key) differs from the run without spectators")
+            }
+            #expect(player.peer.stats.desyncs == 0)
+        }
+        let up = ids.filter { !leaving.contains($0) }
+        for id in up {
+            let app = try #require(run.apps[id])
+            #expect(app.peer.isSynced && run.net.node(id).core?.status == .member, "seed \(seed): spectator \(id) does not follow")
+            #expect(app.peer.stats.desyncs == 0 && app.orderBreach == nil, "seed \(seed): \(id) \(app.orderBreach ?? "")")
+            for (key, value) in decided(app) { #expect(reference[key] == nil || reference[key] == value, "seed \(seed): \(id) round \(key)") }
+        }
+    }
 }
