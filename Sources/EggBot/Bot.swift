@@ -490,6 +490,8 @@ public struct Bot: Sendable {
     private mutating func value(of outcome: BotSimulator.Outcome, before: Board, pairs: [EggPair], depth: Int, context: BotContext) -> Int {
         placementsEvaluated &+= 1
         if outcome.toppedOut { return Bot.dyingScore(depth: depth, chain: outcome.chain) }
+        // A spawn column a row below the spawn row: the next pair may lock at spawn before a move.
+        if simulator.isPerilous(outcome.board) { return Bot.dyingScore(depth: depth + 1, chain: outcome.chain) }
         var immediate = outcome.chain > 0 ? fireScore(outcome, before: before, context: context) : 0
         if depth > 0 { immediate = immediate / 10 &* evaluation.weights.discount }
         var board = outcome.board
@@ -498,7 +500,9 @@ public struct Bot: Sendable {
         if depth == 0 && context.incomingGarbage > 0 {
             let landing = simulator.rules.offsetting ? max(0, context.incomingGarbage &- outcome.garbage) : context.incomingGarbage
             simulator.landGarbage(landing, on: &board)
-            if board.isSpawnBlocked(rules: simulator.rules) { return Bot.dyingScore(depth: depth + 1, chain: outcome.chain) }
+            if board.isSpawnBlocked(rules: simulator.rules) || simulator.isPerilous(board) {
+                return Bot.dyingScore(depth: depth + 1, chain: outcome.chain)
+            }
         }
         guard depth + 1 < pairs.count else { return immediate &+ evaluation.score(board) }
         let pair = pairs[depth + 1]
@@ -556,7 +560,7 @@ public struct Bot: Sendable {
     /// shape, plus what firing its chain is worth. Ranking by the chain first (before) put
     /// placements that waste eggs on a short chain ahead of every quiet one.
     private func pruneKey(_ outcome: BotSimulator.Outcome, before: Board, context: BotContext) -> Int {
-        if outcome.toppedOut { return Bot.deadScore }
+        if outcome.toppedOut || simulator.isPerilous(outcome.board) { return Bot.deadScore }
         let fire = outcome.chain > 0 ? fireScore(outcome, before: before, context: context) : 0
         return fire &+ evaluation.shape(outcome.board)
     }
