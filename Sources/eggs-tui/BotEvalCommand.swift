@@ -52,6 +52,9 @@ extension EggsCommand {
         @Option(help: "Pairings (comma-separated): next (each level against the next), greedy (each level against the greedy player).")
         var versus: String = "next"
 
+        @Flag(help: "Print every solo game that topped out: its seed, pairs, the chain its last board held, and that board.")
+        var showTopOuts = false
+
         @Option(help: "The greedy player's pace, a level's (default: the pace of the level it plays).")
         var greedyPace: String?
 
@@ -143,7 +146,14 @@ extension EggsCommand {
                           + pad(format2(result.pairsPerSecond), 9) + pad(format2(result.meanDecisionMicroseconds / 1000) + " ms", 15)
                           + pad(format2(result.p99DecisionMicroseconds / 1000) + " ms", 9)
                           + format2(Double(result.pairsPlaced) / Double(max(1, result.games))))
-                    topOuts.append("\(level.rawValue) topped out before \(pairs) pairs: \(rateText(result.topOuts, of: result.games))")
+                    topOuts.append("\(level.rawValue) topped out before \(pairs) pairs: \(rateText(result.topOuts, of: result.games)); "
+                                   + "holding a chain of \(BotBench.heldChainMin) or more: \(result.topOutsHoldingChain)")
+                    if showTopOuts {
+                        for game in result.topOutGames {
+                            print("\(level.rawValue) seed \(game.seed) topped out at pair \(game.pairs) holding a chain of \(game.heldChain):")
+                            game.board.notationRows(rows: rules.rows).forEach { print("  " + $0) }
+                        }
+                    }
                 }
                 topOuts.forEach { print($0) }
             }
