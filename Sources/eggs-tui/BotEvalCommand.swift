@@ -16,7 +16,8 @@ extension EggsCommand {
                 Solo: one game per seed (seeds --first-seed..<--first-seed + --games), the bot alone at its own \
                 pace, speed 0, until it tops out or has placed --pairs pairs; prints per level the mean and max \
                 largest chain per game, the mean largest chain fired by pair 50, the games that topped out before \
-                their last pair (with a 95 % Wilson interval), the pairs per second of game time and the time per \
+                their last pair (with a 95 % Wilson interval; and how many of them held a chain of 6 or more, \
+                --show-top-outs printing each), the pairs per second of game time and the time per \
                 decision (mean and p99, CPU time of one thread). \
                 Versus: --matches games (seeds --first-seed..<--first-seed + --matches, seats alternating) a \
                 pairing. --versus next (the default): each level against the next, each at its own pace, and \
