@@ -76,3 +76,18 @@ struct BotWallTests {
         #expect(evaluation.shape(open) - evaluation.shape(walled) >= 9 * BotEvaluation.Weights().walledCell)
     }
 }
+
+@Suite("the bench's record of top-outs")
+struct BotBenchTopOutTests {
+    @Test("a solo game that tops out is kept with its seed, pairs, last board and the chain that board held")
+    func recordsTopOuts() {
+        // Medium alone tops out on seed 1031 (pair 88) and lives through seed 1030.
+        let result = BotBench.solo(level: .medium, seeds: [1030, 1031], clock: { 0 })
+        #expect(result.topOuts == 1 && result.topOutGames.count == 1)
+        let game = result.topOutGames[0]
+        #expect(game.seed == 1031 && game.pairs == 88)
+        #expect(game.board.isSpawnBlocked(rules: .sfe))
+        #expect(game.heldChain == BotEvaluation(eggsMax: 2).potential(game.board, anyColumn: true).chain)
+        #expect(result.topOutsHoldingChain == (game.heldChain >= BotBench.heldChainMin ? 1 : 0))
+    }
+}
