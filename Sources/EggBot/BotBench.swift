@@ -16,6 +16,10 @@ public enum BotBench {
         public var earlyPairs = 50
         /// Games that ended in a top-out before their last pair.
         public var topOuts = 0
+        /// Each game that topped out before its last pair, as it ended.
+        public var topOutGames: [TopOut] = []
+        /// Games that topped out holding a chain of ``heldChainMin`` or more (``TopOut/heldChain``).
+        public var topOutsHoldingChain: Int { topOutGames.filter { $0.heldChain >= BotBench.heldChainMin }.count }
         public var pairsPlaced = 0
         public var gameTicks = 0
         /// Nanoseconds of each tick in which the bot decided a placement, sorted.
@@ -46,6 +50,20 @@ public enum BotBench {
             guard let p99 = nearestRank(0.99, ofSorted: decisionNanoseconds) else { return 0 }
             return Double(p99) / 1_000
         }
+    }
+
+    /// A held chain this long at a top-out counts as a chain left unfired (``SoloResult/topOutsHoldingChain``).
+    public static let heldChainMin = 6
+
+    /// A solo game that topped out: its seed, the pairs it spawned, its last board and the chain
+    /// that board held.
+    public struct TopOut: Sendable, Hashable {
+        public var seed: UInt64
+        public var pairs: Int
+        public var board: Board
+        /// The longest chain the last board fires with one or two eggs of one colour dropped in one
+        /// column, whether a pair could still reach it or not.
+        public var heldChain: Int
     }
 
     /// Plays one solo game per seed: the bot alone, until it tops out or has placed `pairsMax` pairs.
@@ -84,7 +102,12 @@ public enum BotBench {
             result.games += 1
             result.largestChains.append(largest)
             result.earlyLargestChains.append(early)
-            if match.grids[0].state == .toppedOut && match.grids[0].pairsSpawned <= pairsMax { result.topOuts += 1 }
+            if match.grids[0].state == .toppedOut && match.grids[0].pairsSpawned <= pairsMax {
+                result.topOuts += 1
+                let board = match.grids[0].board
+                let held = BotEvaluation(eggsMax: 2, rules: rules).potential(board, anyColumn: true).chain
+                result.topOutGames.append(TopOut(seed: seed, pairs: match.grids[0].pairsSpawned, board: board, heldChain: held))
+            }
             result.pairsPlaced += max(0, match.grids[0].pairsSpawned - 1)
             result.gameTicks += match.gameTicks
         }

@@ -39,6 +39,11 @@ struct BotEvaluation {
         var crowdFrom = 54
         var crowdWeight = 60
         var eggPenalty = 40
+        /// Per empty cell a pair can no longer reach: the cells of the columns beyond one standing a
+        /// row below the spawn row or taller, on the far side from the spawn columns
+        /// (``BotSimulator/reachableColumns(_:)``). A bot that walled off a side column topped out
+        /// beside it, holding the chain whose trigger lay there.
+        var walledCell = 400
         /// Per egg the potential chain pops beyond four a step: a chain of groups of four fires more
         /// steps from the same eggs. 100 raised insane's mean largest chain from 8.48 to 8.86
         /// (`sfe`) and 9.46 to 9.72 (`tsu`); 200–400 did no better in `sfe` and worse in `tsu`.
@@ -105,13 +110,16 @@ struct BotEvaluation {
     @inline(__always)
     static func chainValue(_ chain: Int) -> Int { chain &* chain &* 60 &+ chain &* 100 }
 
-    /// The virtual drops: for every column and every colour touching the cells a drop would fill,
-    /// 1 then up to `eggsMax` eggs of that colour, and the longest chain they fire.
-    func potential(_ board: Board) -> Potential {
+    /// The virtual drops: for every column a pair can reach (every column: `anyColumn`) and every
+    /// colour touching the cells a drop would fill, 1 then up to `eggsMax` eggs of that colour,
+    /// and the longest chain they fire.
+    func potential(_ board: Board, anyColumn: Bool = false) -> Potential {
         let eggsMax = buildsAroundTwoSpawns && board.eggsCount >= build.pairTriggerFrom ? min(2, self.eggsMax) : self.eggsMax
         var best = Potential(chain: 0, eggs: 0)
         let quiet = simulator.isQuiet(board)
-        for column in 0..<BotSimulator.columns {
+        // A trigger behind a column that walls it off from the spawn columns cannot be laid.
+        let reach = anyColumn ? (low: 0, high: BotSimulator.columns - 1) : simulator.reachableColumns(board)
+        for column in reach.low...reach.high {
             let height = BotSimulator.height(board, column: column)
             guard height < simulator.pairRows else { continue }
             var colours: UInt8 = 0
@@ -177,6 +185,17 @@ struct BotEvaluation {
         let crowding = heights > weights.crowdFrom ? (heights &- weights.crowdFrom) &* weights.crowdWeight : 0
         let surface = buildsAroundTwoSpawns ? surfaceCost(board, heights: heights) : 0
         return contacts &* weights.contact &- roughness &* weights.rough &- danger &- crowding &- surface
+            &- walledCells(board) &* weights.walledCell
+    }
+
+    /// The empty cells of the columns a pair can no longer reach (``BotSimulator/reachableColumns(_:)``).
+    func walledCells(_ board: Board) -> Int {
+        let reach = simulator.reachableColumns(board)
+        var cells = 0
+        for column in 0..<BotSimulator.columns where column < reach.low || column > reach.high {
+            cells &+= max(0, simulator.pairRows &- BotSimulator.height(board, column: column))
+        }
+        return cells
     }
 
     /// The spawn columns' height from which they cost (squared, by ``Weights/dangerWeight``).

@@ -49,6 +49,26 @@ struct BotSimulator: Sendable {
         max(board.height(column: spawnColumns.low), board.height(column: spawnColumns.high))
     }
 
+    /// Whether a spawn column stands a row below the spawn row: the next pair spawns resting on it
+    /// and locks at the first gravity step, which may come on its first tick (the drop timer runs
+    /// on from the last pair), before a single move: a top-out but for luck.
+    @inline(__always)
+    func isPerilous(_ board: Board) -> Bool {
+        spawnHeight(board) >= spawnRowHeight - 1
+    }
+
+    /// The columns a pair can still be brought to: from the spawn columns outwards up to the first
+    /// column standing a row below the spawn row or taller (that one included), which a pair
+    /// lowered by gravity cannot pass.
+    @inline(__always)
+    func reachableColumns(_ board: Board) -> (low: Int, high: Int) {
+        var low = spawnColumns.low
+        while low > 0 && board.height(column: low) < spawnRowHeight - 1 { low -= 1 }
+        var high = spawnColumns.high
+        while high < Board.columnsCount - 1 && board.height(column: high) < spawnRowHeight - 1 { high += 1 }
+        return (low, high)
+    }
+
     static let sfe = BotSimulator(rules: .sfe)
 
     /// Drops `pair` at `placement` on a settled `board` and resolves the whole chain.

@@ -16,7 +16,8 @@ extension EggsCommand {
                 Solo: one game per seed (seeds --first-seed..<--first-seed + --games), the bot alone at its own \
                 pace, speed 0, until it tops out or has placed --pairs pairs; prints per level the mean and max \
                 largest chain per game, the mean largest chain fired by pair 50, the games that topped out before \
-                their last pair (with a 95 % Wilson interval), the pairs per second of game time and the time per \
+                their last pair (with a 95 % Wilson interval; and how many of them held a chain of 6 or more, \
+                --show-top-outs printing each), the pairs per second of game time and the time per \
                 decision (mean and p99, CPU time of one thread). \
                 Versus: --matches games (seeds --first-seed..<--first-seed + --matches, seats alternating) a \
                 pairing. --versus next (the default): each level against the next, each at its own pace, and \
@@ -51,6 +52,9 @@ extension EggsCommand {
 
         @Option(help: "Pairings (comma-separated): next (each level against the next), greedy (each level against the greedy player).")
         var versus: String = "next"
+
+        @Flag(help: "Print every solo game that topped out: its seed, pairs, the chain its last board held, and that board.")
+        var showTopOuts = false
 
         @Option(help: "The greedy player's pace, a level's (default: the pace of the level it plays).")
         var greedyPace: String?
@@ -143,7 +147,14 @@ extension EggsCommand {
                           + pad(format2(result.pairsPerSecond), 9) + pad(format2(result.meanDecisionMicroseconds / 1000) + " ms", 15)
                           + pad(format2(result.p99DecisionMicroseconds / 1000) + " ms", 9)
                           + format2(Double(result.pairsPlaced) / Double(max(1, result.games))))
-                    topOuts.append("\(level.rawValue) topped out before \(pairs) pairs: \(rateText(result.topOuts, of: result.games))")
+                    topOuts.append("\(level.rawValue) topped out before \(pairs) pairs: \(rateText(result.topOuts, of: result.games)); "
+                                   + "holding a chain of \(BotBench.heldChainMin) or more: \(result.topOutsHoldingChain)")
+                    if showTopOuts {
+                        for game in result.topOutGames {
+                            print("\(level.rawValue) seed \(game.seed) topped out at pair \(game.pairs) holding a chain of \(game.heldChain):")
+                            game.board.notationRows(rows: rules.rows).forEach { print("  " + $0) }
+                        }
+                    }
                 }
                 topOuts.forEach { print($0) }
             }

@@ -85,9 +85,12 @@ struct BotBuildingTests {
 
     @Test("building, from 50 eggs on the board only a trigger one pair can lay counts")
     func pairSizedTrigger() {
-        // A red in column 5 that three more reds pop, beside 48 or 49 eggs of garbage and itself.
+        // A red in column 5 that three more reds pop, beside 48 or 49 eggs of garbage and itself
+        // (the spawn columns at 10, so a pair still reaches column 5).
         var base = Board()
-        for column in 0..<4 { base = stacked(base, column: column, count: 12) }
+        for column in 0..<2 { base = stacked(base, column: column, count: 12) }
+        for column in 2..<4 { base = stacked(base, column: column, count: 10) }
+        base = stacked(base, column: 4, count: 4)
         base.setCode(column: 5, y: 0, code: EggColor.red.rawValue + 1)
         let fifty = stacked(base, column: 4, count: 1), fortyNine = base
         #expect(fifty.eggsCount == 50 && fortyNine.eggsCount == 49)

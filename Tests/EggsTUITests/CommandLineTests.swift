@@ -74,6 +74,7 @@ struct CommandLineTests {
         #expect(later.stdout.contains("versus greedy, 1 games each (seeds 1000–1000)"), "\(later.stdout)")
         #expect(later.stdout.contains("easy beats greedy: "), "\(later.stdout)")
         #expect(later.stdout.contains("easy topped out before 5 pairs: "), "\(later.stdout)")
+        #expect(later.stdout.contains("; holding a chain of 6 or more: 0\n"), "\(later.stdout)")
         let unknown = try Harness.run(["bot-eval", "--versus", "nope", "--games", "1"])
         #expect(unknown.status == 2)
         #expect(unknown.stderr.contains("unknown pairing 'nope'"))
