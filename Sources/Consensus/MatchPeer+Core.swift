@@ -363,6 +363,12 @@ public struct MatchPeer: Sendable {
 
     private mutating func resendVotesAfterReset() {
         voteAhead()
+        resendOpenVotes()
+    }
+
+    /// Sends again this peer's start vote and game-over vote while undecided, and its forfeit:
+    /// for peers that start from a snapshot (which carries none of them).
+    private mutating func resendOpenVotes() {
         if let vote = myStart[matchRound], !(startVotes[matchRound]?.isDecided ?? false) {
             send(.startProposal(match: matchRound, settings: vote.settings, wantsToPlay: vote.wantsToPlay))
         }
@@ -399,15 +405,9 @@ public struct MatchPeer: Sendable {
                 let own = rounds[game]?.frontier ?? 0
                 from = min(own, snapshot.match?.game == game ? snapshot.match?.frontier ?? own : own)
             }
-            resendVotes(game: game, from: from, upTo: upTo)
+            sendVotes(game: game, from: from, upTo: upTo)
         }
-        if let vote = myStart[matchRound], !(startVotes[matchRound]?.isDecided ?? false) {
-            send(.startProposal(match: matchRound, settings: vote.settings, wantsToPlay: vote.wantsToPlay))
-        }
-        if let m = match, case .cast(let mine) = m.myGameOverVote, !m.gameOver.isDecided {
-            send(.gameOverVote(game: m.game, winner: mine))
-        }
-        if let m = match, hasLeftMatch { send(.forfeit(game: m.game)) }
+        resendOpenVotes()
         noteReceiversWatching()
     }
 

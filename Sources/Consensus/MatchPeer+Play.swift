@@ -341,25 +341,20 @@ extension MatchPeer {
         voteRounds(game: nextGame, upTo: UInt32(lookahead), from: votedUpTo[nextGame] ?? rounds[nextGame]?.frontier ?? 0)
     }
 
-    /// Sends this peer's votes of `game` for rounds `from..<upTo` again (they were sent before).
-    mutating func resendVotes(game: UInt32, from start: UInt32, upTo target: UInt32) {
+    private mutating func voteRounds(game: UInt32, upTo target: UInt32, from start: UInt32) {
+        sendVotes(game: game, from: start, upTo: target)
+        votedUpTo[game] = max(start, target)
+    }
+
+    /// Sends this peer's votes of `game` for rounds `from..<upTo`, a message per
+    /// ``MatchMessage/votesPerMessageMax`` rounds (again, for a snapshot's receivers).
+    mutating func sendVotes(game: UInt32, from start: UInt32, upTo target: UInt32) {
         var from = start
         while from < target {
             let count = min(Int(target - from), MatchMessage.votesPerMessageMax)
             send(.votes(game: game, firstRound: from, values: (0..<count).map { votes.eggVote(game: game, round: from + UInt32($0)) }))
             from += UInt32(count)
         }
-    }
-
-    private mutating func voteRounds(game: UInt32, upTo target: UInt32, from start: UInt32) {
-        var from = start
-        while from < target {
-            let count = min(Int(target - from), MatchMessage.votesPerMessageMax)
-            let values = (0..<count).map { votes.eggVote(game: game, round: from + UInt32($0)) }
-            send(.votes(game: game, firstRound: from, values: values))
-            from += UInt32(count)
-        }
-        votedUpTo[game] = from
     }
 
     // MARK: - The local player's own grid

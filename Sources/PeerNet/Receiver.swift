@@ -230,8 +230,7 @@ final class Receiver {
     private func heardSync(from sender: Member, group: Group, snapshotSeq: UInt64, entries: [SyncEntry], now: NetTime) {
         guard case .seeking = phase else { return }
         // The server is one of the members it names, in the incarnation it speaks with.
-        guard entries.contains(where: { $0.member == sender }),
-              let own = entries.first(where: { $0.member == sender }), snapshotSeq > own.delivered else {
+        guard let own = entries.first(where: { $0.member == sender }), snapshotSeq > own.delivered else {
             stats.framesRejected += 1
             return
         }
