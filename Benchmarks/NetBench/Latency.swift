@@ -49,7 +49,7 @@ struct Latency: ParsableCommand {
         var config = PeerNetConfig(peerID: PeerID(1))
         timers.apply(to: &config)
         print("latency: port=\(port) peers=\(peers) senders=\(senders) rate=\(rate)/s each seconds=\(seconds) messages=\(count) each payload=\(payload)B \(timers.describe(config))")
-        let common = ["--port", "\(port)", "--group", group.group, "--count", "\(count)", "--rate", "\(rate)",
+        let common = ["--port", "\(port)", "--group", group.group] + group.childArguments + ["--count", "\(count)", "--rate", "\(rate)",
                       "--payload", "\(payload)", "--slow-threshold-us", "\(slowThresholdUs)",
                       "--peers", "\(peers)", "--senders", "\(senders)"] + timers.arguments
         var children: [Child] = []

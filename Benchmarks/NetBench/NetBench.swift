@@ -85,6 +85,11 @@ struct GroupOptions: ParsableArguments {
     var group: String = "239.255.77.91"
     @Option(help: ArgumentHelp("Interface address: 127.0.0.1 (TTL 0), or a host's address inside network namespaces the caller made (TTL 1; scripts/lan-bench.sh).", visibility: .hidden))
     var interface: String = "127.0.0.1"
+    @Flag(help: "Let each peer's own multicast wake it (the kernel drops it by default): to measure what dropping it saves.")
+    var keepOwnEchoes = false
+
+    /// The flags a child peer needs besides the port and group.
+    var childArguments: [String] { keepOwnEchoes ? ["--keep-own-echoes"] : [] }
 
     func validate() throws {
         if let port, !(1024...65535).contains(port) { throw ValidationError("--port must be in 1024...65535") }
@@ -92,7 +97,9 @@ struct GroupOptions: ParsableArguments {
     }
 
     func multicast(port: Int) -> MulticastOptions {
-        MulticastOptions(group: group, port: port, interface: interface, ttl: interface == "127.0.0.1" ? 0 : 1)
+        var options = MulticastOptions(group: group, port: port, interface: interface, ttl: interface == "127.0.0.1" ? 0 : 1)
+        options.dropOwnEchoes = !keepOwnEchoes
+        return options
     }
 }
 

@@ -67,7 +67,7 @@ struct Throughput: ParsableCommand {
         var children: [Child] = []
         for index in 1...peers {
             let args = ["throughput-peer", "--id", "\(index)", "--peers", "\(peers)", "--port", "\(port)",
-                        "--group", group.group, "--payload", "\(payload)", "--batch", "\(batch)",
+                        "--group", group.group] + group.childArguments + ["--payload", "\(payload)", "--batch", "\(batch)",
                         "--start-at-ns", "\(startAt.nanoseconds)", "--end-at-ns", "\(endAt.nanoseconds)"] + timers.arguments
             do {
                 children.append(try spawn(label: "peer\(index)", arguments: args))

@@ -20,6 +20,9 @@ public struct MulticastOptions: Sendable, Hashable {
     public var multicast: Bool
     /// Unicast peers (`--peer`), who get every datagram too; nil: none.
     public var unicast: UnicastOptions?
+    /// Whether the kernel drops this peer's own multicast before it wakes the peer
+    /// (``MulticastSocket/dropOwnEchoes(sender:incarnation:)``); off only to measure what it saves.
+    public var dropOwnEchoes = true
 
     public init(group: String = "239.255.77.77", port: Int = 47777, interface: String? = nil, ttl: UInt8 = 1,
                 multicast: Bool = true, unicast: UnicastOptions? = nil) {
@@ -223,6 +226,47 @@ public final class MulticastSocket: @unchecked Sendable {
         }
     }
 
+    /// Asks the kernel to drop, before they wake this process, the datagrams whose envelope names
+    /// `sender` and `incarnation`: this peer's own multicast coming back to it (the loop must stay on
+    /// for the other peers of this host). The core would only count them, and on a busy machine each
+    /// one is a wake-up and a read taken from the peers' messages (docs/network.md, "Latency").
+    /// A datagram too short to hold an envelope, or naming another incarnation of this ID (an ID
+    /// collision), still reaches the core. Blocks until the filter is attached.
+    public func dropOwnEchoes(sender: UInt64, incarnation: UInt64) throws {
+        guard let provider = channel as? SocketOptionProvider else {
+            throw MulticastSocketError(description: "the channel has no socket options")
+        }
+        let program = Self.ownEchoFilter(sender: sender, incarnation: incarnation)
+        try program.withUnsafeBufferPointer { instructions in
+            let fprog = SocketFilterProgram(count: UInt16(instructions.count), instructions: UnsafeRawPointer(instructions.baseAddress!))
+            try provider.unsafeSetSocketOption(level: .socket, name: .init(rawValue: SO_ATTACH_FILTER), value: fprog).wait()
+        }
+    }
+
+    /// The classic BPF program of ``dropOwnEchoes(sender:incarnation:)``. A UDP socket's filter
+    /// sees the UDP header (8 bytes) before the payload, so the envelope's sender (payload bytes
+    /// 14–21) and incarnation (22–29) are at 22 and 30; loads are big-endian, as the wire is.
+    static func ownEchoFilter(sender: UInt64, incarnation: UInt64) -> [SocketFilterInstruction] {
+        let ldLen: UInt16 = 0x80, ldWord: UInt16 = 0x20, jge: UInt16 = 0x35, jeq: UInt16 = 0x15, ret: UInt16 = 0x06
+        let udpHeader: UInt32 = 8, envelope: UInt32 = 38
+        func word(_ value: UInt64, high: Bool) -> UInt32 { UInt32(truncatingIfNeeded: high ? value >> 32 : value) }
+        // Each test jumps to `accept` (index 11) when it fails.
+        return [
+            .init(code: ldLen, k: 0),
+            .init(code: jge, jt: 0, jf: 9, k: udpHeader + envelope),
+            .init(code: ldWord, k: udpHeader + 14),
+            .init(code: jeq, jt: 0, jf: 7, k: word(sender, high: true)),
+            .init(code: ldWord, k: udpHeader + 18),
+            .init(code: jeq, jt: 0, jf: 5, k: word(sender, high: false)),
+            .init(code: ldWord, k: udpHeader + 22),
+            .init(code: jeq, jt: 0, jf: 3, k: word(incarnation, high: true)),
+            .init(code: ldWord, k: udpHeader + 26),
+            .init(code: jeq, jt: 0, jf: 1, k: word(incarnation, high: false)),
+            .init(code: ret, k: 0),
+            .init(code: ret, k: UInt32.max),
+        ]
+    }
+
     private static func isMulticast(_ addr: in_addr) -> Bool {
         let first = UInt32(bigEndian: addr.s_addr) >> 24
         return (224...239).contains(first)
@@ -251,6 +295,20 @@ public final class MulticastSocket: @unchecked Sendable {
         try provider.setIPMulticastTTL(options.isLoopback ? 0 : options.ttl).wait()
         try provider.setIPMulticastLoop(1).wait()
     }
+}
+
+/// One instruction of a classic BPF program (`struct sock_filter`).
+struct SocketFilterInstruction {
+    var code: UInt16
+    var jt: UInt8 = 0
+    var jf: UInt8 = 0
+    var k: UInt32
+}
+
+/// `struct sock_fprog`: the program's length and where it is (the kernel copies it).
+private struct SocketFilterProgram: @unchecked Sendable {
+    var count: UInt16
+    var instructions: UnsafeRawPointer
 }
 
 /// Hands the received datagrams' bytes to a closure, one call per read burst.

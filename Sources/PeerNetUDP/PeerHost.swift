@@ -21,7 +21,10 @@ public final class PeerHost: @unchecked Sendable {
     private let core: ReliableMulticast
     private var socket: MulticastSocket?
     private let eventLoop: EventLoop
-    private var timer: Scheduled<Void>?
+    /// The one NIO callback armed at `timerDeadline` (a callback, not a task: no promise to make or fail).
+    private var timer: NIOScheduledCallback?
+    /// This host, weakly: what the timer's callback calls.
+    private let weakSelf: WeakHost
     private var timerDeadline: NetTime?
     private var onEvent: EventHandler
     private var closed = false
@@ -51,6 +54,7 @@ public final class PeerHost: @unchecked Sendable {
         self.onEvent = onEvent
         self.pauseNanoseconds = config.suspectTimeoutNanoseconds
         let box = WeakHost()
+        self.weakSelf = box
         // Every host keeps an address book, so a peer that was given no address still
         // answers (by unicast) the peers that announce themselves to it.
         var generator = SystemRandomNumberGenerator()
@@ -66,6 +70,7 @@ public final class PeerHost: @unchecked Sendable {
             box.host?.received(batch)
         }, onAnnouncement: onAnnouncement)
         box.host = self
+        if options.dropOwnEchoes { try socket?.dropOwnEchoes(sender: config.peerID.raw, incarnation: config.incarnation) }
         announcer = eventLoop.scheduleRepeatedTask(initialDelay: .zero, delay: .milliseconds(Int64(book.options.announceIntervalMilliseconds))) { _ in
             box.host?.announce()
         }
@@ -150,7 +155,7 @@ public final class PeerHost: @unchecked Sendable {
         }
     }
 
-    private func fired() {
+    fileprivate func fired() {
         lock.withLock { _ in
             guard !closed else { return }
             let now = MonotonicClock.now()
@@ -206,12 +211,17 @@ public final class PeerHost: @unchecked Sendable {
         timer?.cancel()
         timerDeadline = deadline
         let delay = Int64(clamping: deadline.nanoseconds(since: now))
-        timer = eventLoop.scheduleTask(in: .nanoseconds(delay)) { [weak self] in
-            self?.fired()
-        }
+        // Throws only once the event loop is shutting down, when nothing is left to run.
+        timer = try? eventLoop.scheduleCallback(in: .nanoseconds(delay), handler: TimerCallback(host: weakSelf))
     }
 }
 
 private final class WeakHost: @unchecked Sendable {
     weak var host: PeerHost?
+}
+
+/// What the core's timer runs on the event loop.
+private struct TimerCallback: NIOScheduledCallbackHandler, Sendable {
+    let host: WeakHost
+    func handleScheduledCallback(eventLoop: some EventLoop) { host.host?.fired() }
 }

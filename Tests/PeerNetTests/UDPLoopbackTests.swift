@@ -72,6 +72,55 @@ struct UDPLoopbackTests {
         }
     }
 
+    @Test("the kernel drops a peer's own multicast before it wakes the peer; another incarnation of its ID still reaches it")
+    func ownEchoesDroppedByTheKernel() throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { try? group.syncShutdownGracefully() }
+        /// Two peers exchange 40 messages each; returns their stats.
+        func exchange(dropOwnEchoes: Bool) throws -> [PeerNetStats] {
+            var options = MulticastOptions(group: "239.255.77.78", port: Self.freePort(), interface: "127.0.0.1")
+            options.dropOwnEchoes = dropOwnEchoes
+            let ids = [PeerID(0x11), PeerID(0x22)]
+            let inboxes = ids.map { _ in Inbox() }
+            var hosts: [PeerHost] = []
+            defer { hosts.forEach { $0.close() } }
+            for (index, id) in ids.enumerated() {
+                var config = PeerNetConfig(room: "echo-test-\(options.port)", peerID: id)
+                config.incarnation = 1
+                let inbox = inboxes[index]
+                hosts.append(try PeerHost(config: config, options: options, group: group) { event, _, _ in inbox.take(event) })
+            }
+            try waitUntil(seconds: 20) { inboxes.allSatisfy { $0.views.withLock { $0.last?.members.count == 2 } } }
+            for n in 0..<40 {
+                for host in hosts { _ = host.withCore { try? $0.send(Array("e\(n)".utf8), now: MonotonicClock.now()) } }
+            }
+            try waitUntil(seconds: 20) { inboxes.allSatisfy { $0.deliveries.withLock { $0.count } == 80 } }
+            return hosts.map { host in host.withCore { $0.stats } }
+        }
+        let dropped = try exchange(dropOwnEchoes: true)
+        let kept = try exchange(dropOwnEchoes: false)
+        for (index, stats) in dropped.enumerated() {
+            #expect(stats.datagramsSent >= 40 && stats.datagramsAccepted > 0, "peer \(index) sent \(stats.datagramsSent), accepted \(stats.datagramsAccepted)")
+            #expect(stats.datagramsLoopback == 0, "peer \(index) read \(stats.datagramsLoopback) of its own datagrams")
+        }
+        // The measure tells the two apart: without the filter every datagram a peer sends comes back.
+        for (index, stats) in kept.enumerated() {
+            #expect(stats.datagramsLoopback >= stats.datagramsSent / 2, "peer \(index) read \(stats.datagramsLoopback) of its \(stats.datagramsSent) datagrams back")
+        }
+
+        // A second process under the same ID (another incarnation) is not filtered: the collision is heard.
+        let options = MulticastOptions(group: "239.255.77.78", port: Self.freePort(), interface: "127.0.0.1")
+        var hosts: [PeerHost] = []
+        defer { hosts.forEach { $0.close() } }
+        for incarnation: UInt64 in [1, 2] {
+            var config = PeerNetConfig(room: "echo-collision-\(options.port)", peerID: PeerID(0x11))
+            config.incarnation = incarnation
+            hosts.append(try PeerHost(config: config, options: options, group: group) { _, _, _ in })
+        }
+        try waitUntil(seconds: 10) { hosts[0].withCore { $0.stats.droppedStaleIncarnation } > 0 }
+        #expect(hosts[0].withCore { $0.stats.datagramsLoopback } == 0)
+    }
+
     func waitUntil(seconds: Double, _ condition: () -> Bool) throws {
         let deadline = Date().addingTimeInterval(seconds)
         while !condition() {
