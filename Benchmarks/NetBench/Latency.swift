@@ -34,6 +34,14 @@ struct Latency: ParsableCommand {
     var netnsPrefix: String?
     @Option(help: "The /24 of the namespaced hosts' addresses (with --netns-prefix).")
     var netnsSubnet: String = "10.77.0"
+    @Option(help: "Receivers (spectators: receive-only peers in no view) following the peers, in processes of --receivers-per-process.")
+    var receivers: Int = 0
+    @Option(help: "Receivers in one process.")
+    var receiversPerProcess: Int = 10
+    @Flag(help: "Run the receivers as full members instead (in every view, as spectators were before issue 30): to compare. At most 24.")
+    var receiversAsMembers = false
+    @Option(help: "Seconds after the start when half the receiver processes are killed (SIGKILL); 0: never. The peers report their longest latency for messages stamped from 0.1 s before to 3 s after.")
+    var killReceiversAt: Double = 0
 
     func validate() throws {
         guard (1...100_000).contains(rate) else { throw ValidationError("--rate must be in 1...100000") }
@@ -41,6 +49,11 @@ struct Latency: ParsableCommand {
         guard (16...1000).contains(payload) else { throw ValidationError("--payload must be in 16...1000") }
         guard (2...8).contains(peers) else { throw ValidationError("--peers must be in 2...8") }
         guard (1...peers).contains(senders) else { throw ValidationError("--senders must be in 1...peers") }
+        guard (0...200).contains(receivers) else { throw ValidationError("--receivers must be in 0...200") }
+        guard (1...100).contains(receiversPerProcess) else { throw ValidationError("--receivers-per-process must be in 1...100") }
+        guard !receiversAsMembers || peers + receivers <= 32 else { throw ValidationError("--receivers-as-members: at most 32 members in all") }
+        guard killReceiversAt >= 0, killReceiversAt < seconds + 15 else { throw ValidationError("--kill-receivers-at must be in 0..<seconds + 15") }
+        guard killReceiversAt == 0 || netnsPrefix == nil else { throw ValidationError("--kill-receivers-at runs on 127.0.0.1 only") }
     }
 
     func run() throws {
@@ -52,6 +65,9 @@ struct Latency: ParsableCommand {
         let common = ["--port", "\(port)", "--group", group.group] + group.childArguments + ["--count", "\(count)", "--rate", "\(rate)",
                       "--payload", "\(payload)", "--slow-threshold-us", "\(slowThresholdUs)",
                       "--peers", "\(peers)", "--senders", "\(senders)"] + timers.arguments
+        // The kill's moment on CLOCK_MONOTONIC, which every process of this machine shares.
+        let killAt = killReceiversAt > 0 ? MonotonicClock.now().adding(nanoseconds: UInt64(killReceiversAt * 1e9)) : nil
+        let marked = common + (killAt.map { ["--mark-at-ns", "\($0.nanoseconds)"] } ?? [])
         var children: [Child] = []
         for id in 1...peers {
             do {
@@ -59,14 +75,48 @@ struct Latency: ParsableCommand {
                     children.append(try spawn(label: "peer\(id)", arguments: ["latency-peer", "--id", "\(id)", "--interface", "\(netnsSubnet).\(id)"] + common,
                                               launcher: ["ip", "netns", "exec", "\(prefix)\(id)"]))
                 } else {
-                    children.append(try spawn(label: "peer\(id)", arguments: ["latency-peer", "--id", "\(id)"] + common))
+                    children.append(try spawn(label: "peer\(id)", arguments: ["latency-peer", "--id", "\(id)"] + marked))
                 }
             } catch {
                 _ = reap(children, deadline: Date())
                 throw error
             }
         }
+        var receiverProcesses: [Child] = []
+        var firstReceiver = 1_000
+        while firstReceiver - 1_000 < receivers {
+            let count = min(receiversPerProcess, receivers - (firstReceiver - 1_000))
+            do {
+                receiverProcesses.append(try spawn(label: "receivers\(firstReceiver)", arguments: [
+                    "latency-receivers", "--first-id", "\(firstReceiver)", "--count", "\(count)", "--port", "\(port)",
+                    "--group", group.group, "--seconds", "\(seconds + 8)"] + (receiversAsMembers ? ["--as-members"] : [])
+                    + group.childArguments + timers.arguments))
+            } catch {
+                _ = reap(children + receiverProcesses, deadline: Date())
+                throw error
+            }
+            firstReceiver += count
+        }
+        var killed: Set<String> = []
+        if let killAt {
+            sleep(until: killAt)
+            for child in receiverProcesses.prefix(receiverProcesses.count / 2) {
+                kill(child.process.processIdentifier, SIGKILL)
+                killed.insert(child.label)
+            }
+            print("killed \(killed.count) of \(receiverProcesses.count) receiver processes (\(min(receivers, killed.count * receiversPerProcess)) receivers)")
+        }
         let outputs = reap(children, deadline: Date().addingTimeInterval(seconds + 45))
+        let receiverOutputs = reap(receiverProcesses, deadline: Date().addingTimeInterval(seconds + 20))
+        var following = 0, receiversAlive = 0
+        for child in receiverProcesses where !killed.contains(child.label) {
+            guard let r = result(LatencyReceivers.Result.self, in: receiverOutputs[child.label] ?? "") else {
+                print("--- \(child.label) output ---\n\(receiverOutputs[child.label] ?? "")")
+                throw ExitCode.failure
+            }
+            following += r.following
+            receiversAlive += r.count
+        }
         var results: [LatencyPeer.PeerResult] = []
         for id in 1...peers {
             guard let r = result(LatencyPeer.PeerResult.self, in: outputs["peer\(id)"] ?? "") else {
@@ -85,6 +135,15 @@ struct Latency: ParsableCommand {
             slow += r.slow
             heads += r.slowRunHeads
         }
+        if receivers > 0 {
+            print("receivers: \(following) of the \(receiversAlive) left alive delivered the peers' messages")
+        }
+        if killAt != nil {
+            let around = results.compactMap(\.aroundMarkMaxNanoseconds).max() ?? 0
+            let elsewhere = results.compactMap(\.elsewhereMaxNanoseconds).max() ?? 0
+            print(String(format: "kill: longest latency of a message stamped from 0.1 s before the kill to 3 s after %.2f ms (%d messages); elsewhere %.2f ms",
+                         Double(around) / 1e6, results.reduce(0) { $0 + $1.aroundMarkCount }, Double(elsewhere) / 1e6))
+        }
         let delivered = results.reduce(0) { $0 + $1.received }
         let expected = results.reduce(0) { $0 + $1.expected }
         let bytes = results.reduce(UInt64(0)) { $0 + $1.stats.bytesSent }
@@ -99,7 +158,7 @@ struct Latency: ParsableCommand {
                      + "%.1f B with IPv4+UDP headers; per originated message %.1f B (%d receivers each)",
                      datagrams, bytes, Double(bytes) / Double(max(1, delivered)),
                      Double(bytes + 28 * datagrams) / Double(max(1, delivered)), Double(bytes) / Double(max(1, originated)), peers - 1))
-        if delivered < expected { throw ExitCode.failure }
+        if delivered < expected || following < receiversAlive { throw ExitCode.failure }
     }
 }
 
@@ -119,6 +178,11 @@ struct LatencyPeer: ParsableCommand {
         var slow: [UInt64]
         var slowRunHeads: [UInt64]
         var stats: StatsSummary
+        /// With `--mark-at-ns`: the longest latency of a message stamped from 0.1 s before the
+        /// mark to 3 s after it, how many there were, and the longest of the others.
+        var aroundMarkMaxNanoseconds: UInt64?
+        var aroundMarkCount: Int
+        var elsewhereMaxNanoseconds: UInt64?
     }
 
     /// Latencies by sender and message index, filled on the event loop, read by the main thread.
@@ -127,9 +191,13 @@ struct LatencyPeer: ParsableCommand {
         let received = Atomic<Int>(0)
         let members = Atomic<Int>(0)
         let count: Int
+        /// (stamp, latency) of every delivery, kept only with a mark.
+        let stamped = Mutex<[(UInt64, UInt64)]>([])
+        let keepStamps: Bool
 
-        init(count: Int, senders: Int) {
+        init(count: Int, senders: Int, keepStamps: Bool) {
             self.count = count
+            self.keepStamps = keepStamps
             latencies = Mutex(Array(repeating: [UInt64?](repeating: nil, count: count), count: senders))
         }
 
@@ -145,6 +213,7 @@ struct LatencyPeer: ParsableCommand {
                     all[sender][index] = now >= stamp ? now - stamp : 0
                     received.add(1, ordering: .relaxed)
                 }
+                if keepStamps { stamped.withLock { $0.append((stamp, now >= stamp ? now - stamp : 0)) } }
             case .viewChanged(let view):
                 members.store(view.members.count, ordering: .relaxed)
             default:
@@ -160,6 +229,7 @@ struct LatencyPeer: ParsableCommand {
     @Option var rate: Int
     @Option var payload: Int
     @Option var slowThresholdUs: Double
+    @Option var markAtNs: UInt64?
     @OptionGroup var group: GroupOptions
     @OptionGroup var timers: TimerOptions
 
@@ -172,11 +242,13 @@ struct LatencyPeer: ParsableCommand {
         timers.apply(to: &config)
         let loop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         defer { try? loop.syncShutdownGracefully() }
-        let recorder = Recorder(count: count, senders: senders)
-        let host = try PeerHost(config: config, options: group.multicast(port: port), group: loop) { event, _, _ in
+        let recorder = Recorder(count: count, senders: senders, keepStamps: markAtNs != nil)
+        let host = try PeerHost(config: config, options: group.multicast(port: port), group: loop) { event, core, now in
+            // Receivers start from a snapshot of the application's state: here there is none.
+            if event == .receiversWaiting { core.answerReceivers(snapshot: [], now: now) }
             recorder.take(event, me: me)
         }
-        guard wait(seconds: 15, { recorder.members.load(ordering: .relaxed) == peers }) else {
+        guard wait(seconds: 15, { recorder.members.load(ordering: .relaxed) >= peers }) else {
             host.close()
             print("peer \(id): no \(peers)-member view within 15 s")
             throw ExitCode.failure
@@ -209,9 +281,21 @@ struct LatencyPeer: ParsableCommand {
                 previousSlow = isSlow
             }
         }
+        var around: UInt64?, elsewhere: UInt64?, aroundCount = 0
+        if let mark = markAtNs {
+            for (stamp, latency) in recorder.stamped.withLock({ $0 }) {
+                if stamp + 100_000_000 >= mark && stamp <= mark + 3_000_000_000 {
+                    around = max(around ?? 0, latency)
+                    aroundCount += 1
+                } else {
+                    elsewhere = max(elsewhere ?? 0, latency)
+                }
+            }
+        }
         printResult(PeerResult(sent: sending ? count : 0, windowFullRetries: retries, pacingLateMaxUs: Double(lateMax) / 1000,
                                sendFailures: failures, expected: expected, received: got.count,
-                               latencies: got, slow: slow, slowRunHeads: heads, stats: StatsSummary(stats)))
+                               latencies: got, slow: slow, slowRunHeads: heads, stats: StatsSummary(stats),
+                               aroundMarkMaxNanoseconds: around, aroundMarkCount: aroundCount, elsewhereMaxNanoseconds: elsewhere))
     }
 
     /// Sends `count` stamped messages at `rate`, the first at a random phase within one interval
@@ -239,5 +323,47 @@ struct LatencyPeer: ParsableCommand {
             }
         }
         return (retries, lateMax)
+    }
+}
+
+/// Receivers of `latency --receivers` (started by it; not meant to be run by hand): `count`
+/// receive-only peers in one process, each following the group from a snapshot.
+struct LatencyReceivers: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "latency-receivers", shouldDisplay: false)
+
+    struct Result: Codable {
+        var count: Int
+        /// Receivers that delivered at least one message of the peers.
+        var following: Int
+        var delivered: Int
+    }
+
+    @Option var firstId: UInt64
+    @Option var count: Int
+    @Option var seconds: Double
+    @Flag var asMembers = false
+    @OptionGroup var group: GroupOptions
+    @OptionGroup var timers: TimerOptions
+
+    func run() throws {
+        alarm(UInt32(seconds) + 30)  // last resort: the kernel ends this process
+        guard let port = group.port else { throw ValidationError("--port is required") }
+        let loop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { try? loop.syncShutdownGracefully() }
+        let counts = Mutex<[Int]>(Array(repeating: 0, count: count))
+        var hosts: [PeerHost] = []
+        defer { hosts.forEach { $0.close() } }
+        for index in 0..<count {
+            var config = PeerNetConfig(room: "netbench-\(port)", peerID: PeerID(firstId + UInt64(index)),
+                                       incarnation: UInt64(getpid()) << 16 | UInt64(index))
+            timers.apply(to: &config)
+            config.receiveOnly = !asMembers
+            hosts.append(try PeerHost(config: config, options: group.multicast(port: port), group: loop) { event, _, _ in
+                if case .delivered(let d) = event, d.payload.count >= 16 { counts.withLock { $0[index] += 1 } }
+            })
+        }
+        usleep(UInt32(seconds * 1e6))
+        let got = counts.withLock { $0 }
+        printResult(Result(count: count, following: got.filter { $0 > 0 }.count, delivered: got.reduce(0, +)))
     }
 }

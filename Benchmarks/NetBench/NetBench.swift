@@ -22,7 +22,7 @@ struct NetBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "eggs-netbench",
         abstract: "PeerNet latency, throughput and recovery measurements.",
-        subcommands: [Latency.self, Throughput.self, SimRecovery.self, LatencyPeer.self, ThroughputPeer.self]
+        subcommands: [Latency.self, Throughput.self, SimRecovery.self, LatencyPeer.self, LatencyReceivers.self, ThroughputPeer.self]
     )
 }
 
