@@ -70,7 +70,10 @@ public final class PeerHost: @unchecked Sendable {
             box.host?.received(batch)
         }, onAnnouncement: onAnnouncement)
         box.host = self
-        if options.dropOwnEchoes { try socket?.dropOwnEchoes(sender: config.peerID.raw, incarnation: config.incarnation) }
+        // Without the filter (a kernel that refuses it) the core drops its echoes itself, as before.
+        if options.dropOwnEchoes {
+            ownEchoesFiltered = (try? socket?.dropOwnEchoes(sender: config.peerID.raw, incarnation: config.incarnation)) != nil
+        }
         announcer = eventLoop.scheduleRepeatedTask(initialDelay: .zero, delay: .milliseconds(Int64(book.options.announceIntervalMilliseconds))) { _ in
             box.host?.announce()
         }
@@ -137,6 +140,10 @@ public final class PeerHost: @unchecked Sendable {
         }
         socket?.close()
     }
+
+    /// Whether the kernel drops this peer's own multicast before it wakes the peer
+    /// (``MulticastOptions/dropOwnEchoes``; false if asked not to, or if the kernel refused the filter).
+    public private(set) var ownEchoesFiltered = false
 
     /// Datagrams the kernel refused to send.
     public var sendFailureCount: UInt64 { socket?.sendFailureCount ?? 0 }

@@ -90,6 +90,7 @@ struct UDPLoopbackTests {
                 let inbox = inboxes[index]
                 hosts.append(try PeerHost(config: config, options: options, group: group) { event, _, _ in inbox.take(event) })
             }
+            #expect(hosts.allSatisfy { $0.ownEchoesFiltered == dropOwnEchoes })
             try waitUntil(seconds: 20) { inboxes.allSatisfy { $0.views.withLock { $0.last?.members.count == 2 } } }
             for n in 0..<40 {
                 for host in hosts { _ = host.withCore { try? $0.send(Array("e\(n)".utf8), now: MonotonicClock.now()) } }
