@@ -58,7 +58,8 @@ struct BotTopOutTests {
 /// the 9 into a 10 whose trigger is one yellow in column 0, stacked blue–red on column 1 (11, a
 /// row below the spawn row) and meant to lay purple–yellow's yellow past it. Gravity had lowered
 /// that pair beside column 1 first: the drop timer runs on from pair to pair (18 ticks a pair at
-/// insane's pace), and it stood at 35 of 38 when the pair spawned. No pair reached column 0 again,
+/// insane's pace), and it stood at 35 or 36 of 38 when the pair spawned (the only timers at which
+/// that pair cannot pass). No pair reached column 0 again,
 /// and insane topped out at pair 99 holding the 10-chain. The search judged its later pairs'
 /// reach by the spawn row alone.
 private let wallsOffItsTrigger = try! Board(notation: [
@@ -108,7 +109,8 @@ struct BotTriggerWallTests {
     func firesBeforeTheTriggerIsWalledOff() {
         #expect(BotEvaluation(eggsMax: 3, rules: .tsu).potential(wallsOffItsTrigger).chain == 9)
         for seed in UInt64(0)..<4 {
-            // The game's drop timer: 37 at pair 95, so 35 at pair 97.
+            // 37 at pair 95, so 35 at pair 97: purple–yellow reaches column 0 past column 1 (11) with
+            // the timer at 0–34 but not at 35 or 36, as in the game, where it did not.
             let largest = play(seed: seed, timer: 37)
             #expect((largest ?? 0) >= 8, "seed \(seed): largest chain \(String(describing: largest)) (nil: topped out)")
         }
