@@ -216,15 +216,31 @@ public struct PairGravity: Sendable, Hashable {
     /// (``BotLevel/ticksPerMove`` of its pace).
     public var moveTicks: Int
 
-    public init(fallTicks: Int, timerTicks: Int, moveTicks: Int) {
+    /// Ticks the drop timer counts while one of the bot's pairs is live, from the decision to the
+    /// lock (``BotLevel/ticksPerPair`` − 1 of its pace: the timer runs on into the next pair, so
+    /// the next pair's gravity is known a pair ahead); 0, unknown.
+    public var pairTicks: Int
+
+    public init(fallTicks: Int, timerTicks: Int, moveTicks: Int, pairTicks: Int = 0) {
         self.fallTicks = max(1, fallTicks)
         self.timerTicks = max(0, timerTicks)
         self.moveTicks = max(0, moveTicks)
+        self.pairTicks = max(0, pairTicks)
     }
 
-    /// The gravity of `grid`'s live pair for a bot moving every `moveTicks` ticks.
-    public init(grid: PlayerGrid, moveTicks: Int) {
-        self.init(fallTicks: grid.dropIntervalTicks, timerTicks: grid.dropTimer, moveTicks: moveTicks)
+    /// The gravity of `grid`'s live pair for a bot moving every `moveTicks` ticks and locking
+    /// `pairTicks` ticks after it decides (0: unknown).
+    public init(grid: PlayerGrid, moveTicks: Int, pairTicks: Int = 0) {
+        self.init(fallTicks: grid.dropIntervalTicks, timerTicks: grid.dropTimer, moveTicks: moveTicks, pairTicks: pairTicks)
+    }
+
+    /// The gravity of the next pair: the drop timer run on by ``pairTicks`` (nil when those are
+    /// unknown). Off when the pair locks sooner (it came to rest and gravity locked it).
+    var next: PairGravity? {
+        guard pairTicks > 0 else { return nil }
+        var next = self
+        next.timerTicks = (timerTicks &+ pairTicks) % fallTicks
+        return next
     }
 
     /// Half cells the pair has fallen by the bot's `move`-th move (from 1). The bot decides in a
@@ -254,6 +270,9 @@ public struct Placement: Sendable, Hashable {
         }
     }
 
+    /// A bit index for the placement, 0–23 (column and orientation).
+    var cell: Int { column &* 4 &+ Int(orientation.rawValue) }
+
     /// Placements that differ for `pair` (a same-colour pair has only 11).
     static func distinct(for pair: EggPair) -> [Placement] {
         pair.pivot != pair.child ? all : all.filter { $0.orientation == .up || $0.orientation == .right }
@@ -279,6 +298,11 @@ public struct Bot: Sendable {
     public private(set) var decisions = 0
     private var random: Xoshiro256StarStar
     private var evaluation: BotEvaluation
+    /// The placements (bits by ``Placement/cell``) a pair reaches under a gravity, by the board's
+    /// column heights and that gravity (``reachMask(on:gravity:)``): the search's later pairs meet
+    /// the same tops again and again. Emptied when it grows past ``reachCacheMax``.
+    private var reachCache: [UInt64: UInt32] = [:]
+    static let reachCacheMax = 50_000
     /// The rules placements are played out by: the grid's rule set, set at every decision.
     private var simulator: BotSimulator { evaluation.simulator }
     static let deadScore = Int.min / 4
@@ -372,7 +396,9 @@ public struct Bot: Sendable {
     /// at this level's pace).
     public mutating func plan(grid: PlayerGrid, preview: [EggPair], context: BotContext) -> [Move] {
         var context = context
-        if context.gravity == nil { context.gravity = PairGravity(grid: grid, moveTicks: level.ticksPerMove) }
+        if context.gravity == nil {
+            context.gravity = PairGravity(grid: grid, moveTicks: level.ticksPerMove, pairTicks: level.ticksPerPair - 1)
+        }
         guard let live = grid.livePair,
               let target = choosePlacement(board: grid.board, current: live.pair, preview: preview, context: context, rules: grid.rules),
               let moves = Bot.moves(to: target, from: live, on: grid.board, rules: grid.rules)
@@ -511,12 +537,26 @@ public struct Bot: Sendable {
         guard depth + 1 < pairs.count else { return immediate &+ evaluation.score(board) }
         let pair = pairs[depth + 1]
         let simulator = self.simulator
-        var children = simulator.placements(for: pair, on: board).map { simulator.place(pair, at: $0, on: board) }
+        // Insane judges the next pairs' reach as it judges the current one's: by the gravity they
+        // will meet (the drop timer runs on from pair to pair), or with gravity unknown, only
+        // within ``BotSimulator/reachableColumns(_:)``. Judged by the spawn row alone, it laid a
+        // pair that left its 10-chain's trigger past a column a row below the spawn row, counting
+        // on the pair after to pass that column; gravity had lowered that pair beside it first,
+        // and it topped out holding the chain (`tsu`, seed 1141; `BotTriggerWallTests`).
+        let gravity = level.judgesGravity ? context.gravity?.next : nil
+        let reachable: [Placement]
+        if let gravity {
+            let mask = reachMask(on: board, gravity: gravity)
+            reachable = simulator.placements(for: pair, on: board).filter { mask & (1 << $0.cell) != 0 }
+        } else {
+            reachable = simulator.placements(for: pair, on: board, withinReach: level.judgesGravity)
+        }
+        var children = reachable.map { simulator.place(pair, at: $0, on: board) }
         // No placement of the next pair is reachable: this one dies a pair later than those that
         // top out now.
         guard !children.isEmpty else { return Bot.dyingScore(depth: depth + 1, chain: outcome.chain) }
         // Garbage queued now has landed; the opponents' boards stay as the bot saw them.
-        let inner = BotContext(opponents: context.opponents)
+        let inner = BotContext(opponents: context.opponents, gravity: gravity)
         // The third pair, and the second when a third follows: only the most promising placements,
         // by their shape and what firing their chain is worth (a chain that only wastes eggs
         // ranks low).
@@ -532,6 +572,35 @@ public struct Bot: Sendable {
             best = max(best, value(of: child, before: board, pairs: pairs, depth: depth + 1, context: inner))
         }
         return immediate &+ best
+    }
+
+    /// The placements a pair spawned on `board` reaches under `gravity`, as bits by
+    /// ``Placement/cell`` (a pair's colours do not matter, only the board's column heights).
+    private mutating func reachMask(on board: Board, gravity: PairGravity) -> UInt32 {
+        var key = UInt64(gravity.timerTicks & 0xFF) | UInt64(gravity.fallTicks & 0xFF) << 8 | UInt64(gravity.moveTicks & 0xFF) << 16
+            | UInt64(simulator.rules == .tsu ? 1 : 0) << 24
+        // A column whose top lies below every cell the pair passes during its moves (at most 12 of
+        // them: it falls by the gravity of that many) counts as that low: more boards share a key.
+        let floor = max(0, simulator.spawnRowHeight &- 3 &- (gravity.halfRowsFallen(byMove: 12) &+ 1) / 2)
+        for column in 0..<Board.columnsCount {
+            key |= UInt64(max(floor, board.height(column: column)) & 0x1F) << (25 + 5 * column)
+        }
+        if let mask = reachCache[key] { return mask }
+        let simulator = self.simulator
+        // Any pair: the colours do not matter.
+        let spawned = LivePair(spawning: EggPair(pivot: .red, child: .blue), rules: simulator.rules)
+        var mask: UInt32 = 0
+        for placement in Placement.all where simulator.isRoughlyReachable(placement, on: board) {
+            // Where gravity lowers a pair by a cell or more during its moves, every placement is
+            // played out; at slow gravity only those past a column near the spawn row.
+            if (gravity.fallTicks > 16 && !simulator.isNearSpawnRow(placement, on: board))
+                || Bot.isReachable(placement, from: spawned, on: board, rules: simulator.rules, gravity: gravity) {
+                mask |= 1 << placement.cell
+            }
+        }
+        if reachCache.count >= Bot.reachCacheMax { reachCache.removeAll(keepingCapacity: true) }
+        reachCache[key] = mask
+        return mask
     }
 
     /// Whether `garbage` sent now would press an opponent hard (insane only: it reads the
@@ -663,7 +732,7 @@ public struct BotPlayer: Sendable {
         guard grid.state == .live else { return nil }
         // The pair falls by the grid's gravity while it is moved at this player's pace.
         var context = context
-        context.gravity = PairGravity(grid: grid, moveTicks: pacer.level.ticksPerMove)
+        context.gravity = PairGravity(grid: grid, moveTicks: pacer.level.ticksPerMove, pairTicks: pacer.level.ticksPerPair - 1)
         if plannedPairIndex != grid.pairsSpawned {
             pacer.start(bot.plan(grid: grid, preview: preview, context: context))
             plannedPairIndex = grid.pairsSpawned

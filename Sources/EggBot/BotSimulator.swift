@@ -80,10 +80,31 @@ struct BotSimulator: Sendable {
         return Outcome(board: after, chain: chain, garbage: garbage, toppedOut: after.isSpawnBlocked(rules: rules))
     }
 
-    /// The distinct placements of `pair` a pair spawned on `board` can plausibly reach (the top row
-    /// free between the spawn columns and the target columns).
-    func placements(for pair: EggPair, on board: Board) -> [Placement] {
-        Placement.distinct(for: pair).filter { isRoughlyReachable($0, on: board) }
+    /// The distinct placements of `pair` a pair spawned on `board` can plausibly reach: the top row
+    /// free between the spawn columns and the target columns, and with `withinReach` no column
+    /// between them standing a row below the spawn row or taller (``reachableColumns(_:)``, by
+    /// which the evaluation judges a trigger reachable, and which a pair lowered by gravity cannot
+    /// pass): insane's later pairs when it does not know the gravity they will meet.
+    func placements(for pair: EggPair, on board: Board, withinReach: Bool = false) -> [Placement] {
+        guard withinReach else { return Placement.distinct(for: pair).filter { isRoughlyReachable($0, on: board) } }
+        let reach = reachableColumns(board)
+        return Placement.distinct(for: pair).filter { placement in
+            let child = placement.column + placement.orientation.columnOffset
+            return min(placement.column, child) >= reach.low && max(placement.column, child) <= reach.high
+                && isRoughlyReachable(placement, on: board)
+        }
+    }
+
+    /// Whether a column between the spawn columns and `placement`'s columns stands within two rows
+    /// of the spawn row, where gravity may stop a pair on its way.
+    func isNearSpawnRow(_ placement: Placement, on board: Board) -> Bool {
+        let child = placement.column + placement.orientation.columnOffset
+        let low = min(placement.column, child, spawnColumns.low)
+        let high = max(placement.column, child, spawnColumns.high)
+        for column in low...high where board.height(column: column) >= spawnRowHeight - 2 {
+            return true
+        }
+        return false
     }
 
     /// Whether the spawn row is free from the spawn columns to the target columns.

@@ -52,6 +52,90 @@ struct BotTopOutTests {
     }
 }
 
+/// `tsu` insane's board at pair 95 of solo seed 1141 (13 rows, the hidden one first): the spawn
+/// column at 10, columns 3–5 full to the spawn row, column 1 at 9 and column 0 at 3, holding a
+/// 9-chain. The pairs coming are yellow–yellow, blue–red, purple–yellow, blue–blue. Insane built
+/// the 9 into a 10 whose trigger is one yellow in column 0, stacked blue–red on column 1 (11, a
+/// row below the spawn row) and meant to lay purple–yellow's yellow past it. Gravity had lowered
+/// that pair beside column 1 first: the drop timer runs on from pair to pair (18 ticks a pair at
+/// insane's pace), and it stood at 35 or 36 of 38 when the pair spawned (the only timers at which
+/// that pair cannot pass). No pair reached column 0 again,
+/// and insane topped out at pair 99 holding the 10-chain. The search judged its later pairs'
+/// reach by the spawn row alone.
+private let wallsOffItsTrigger = try! Board(notation: [
+    "......",
+    "....PR",
+    "....PY",
+    "..RPBB",
+    ".PBRRY",
+    ".YRBRP",
+    ".PRPPR",
+    ".YRYPR",
+    ".PYPBB",
+    ".YBPPY",
+    "YPPRRY",
+    "YBPBPP",
+    "BRRBYY",
+].joined(separator: "\n"), rowsMax: 13)
+
+@Suite("bots that do not wall off their own trigger")
+struct BotTriggerWallTests {
+    /// Pairs 95–101 of seed 1141.
+    private let pairs = [(EggColor.yellow, EggColor.yellow), (.blue, .red), (.purple, .yellow), (.blue, .blue), (.yellow, .red),
+                         (.yellow, .yellow), (.red, .yellow)].map { EggPair(pivot: $0.0, child: $0.1) }
+
+    /// Plays pairs 95–99 from the board, the drop timer running on 18 ticks a pair from `timer`;
+    /// returns the largest chain fired, or nil on a top-out.
+    private func play(seed: UInt64, timer: Int) -> Int? {
+        let simulator = BotSimulator(rules: .tsu)
+        let fall = RuleSet.tsu.timing.dropInterval(speed: 0)
+        var bot = Bot(level: .insane, seed: seed)
+        var board = wallsOffItsTrigger
+        var largest = 0
+        for index in 0..<5 {
+            let gravity = PairGravity(fallTicks: fall, timerTicks: (timer + 18 * index) % fall,
+                                      moveTicks: BotLevel.insane.ticksPerMove, pairTicks: BotLevel.insane.ticksPerPair - 1)
+            guard let placement = bot.choosePlacement(board: board, current: pairs[index], preview: Array(pairs[index + 1...index + 2]),
+                                                      context: BotContext(gravity: gravity), rules: .tsu) else { return nil }
+            let outcome = simulator.place(pairs[index], at: placement, on: board)
+            if outcome.toppedOut { return nil }
+            board = outcome.board
+            largest = max(largest, outcome.chain)
+        }
+        return largest
+    }
+
+    @Test("tsu insane knows its next pairs' gravity: it fires its long chain while it can still reach the trigger (seed 1141)")
+    func firesBeforeTheTriggerIsWalledOff() {
+        #expect(BotEvaluation(eggsMax: 3, rules: .tsu).potential(wallsOffItsTrigger).chain == 9)
+        for seed in UInt64(0)..<4 {
+            // 37 at pair 95, so 35 at pair 97: purple–yellow reaches column 0 past column 1 (11) with
+            // the timer at 0–34 but not at 35 or 36, as in the game, where it did not.
+            let largest = play(seed: seed, timer: 37)
+            #expect((largest ?? 0) >= 8, "seed \(seed): largest chain \(String(describing: largest)) (nil: topped out)")
+        }
+    }
+
+    @Test("the next pair's gravity runs on from the current pair's; unknown without the ticks of a pair")
+    func nextGravity() {
+        let gravity = PairGravity(fallTicks: 38, timerTicks: 37, moveTicks: 2, pairTicks: 18)
+        #expect(gravity.next?.timerTicks == 17 && gravity.next?.next?.timerTicks == 35)
+        #expect(PairGravity(fallTicks: 38, timerTicks: 37, moveTicks: 2).next == nil)
+    }
+
+    @Test("with gravity unknown, insane's later pairs reach only the columns the evaluation counts as reachable")
+    func laterPairsWithinReach() {
+        let simulator = BotSimulator(rules: .tsu)
+        var walled = wallsOffItsTrigger
+        walled.setCode(column: 1, y: 9, code: 2)
+        walled.setCode(column: 1, y: 10, code: 1)
+        let pair = EggPair(pivot: .purple, child: .yellow)
+        #expect(simulator.reachableColumns(walled).low == 1)
+        #expect(!simulator.placements(for: pair, on: walled, withinReach: true).contains { $0.column == 0 })
+        #expect(simulator.placements(for: pair, on: walled).contains { $0.column == 0 })
+    }
+}
+
 @Suite("bots that do not wall off a side column")
 struct BotWallTests {
     /// Three eggs of one colour in column 5 that one more of it pops; column 4 between them and the spawn columns.
