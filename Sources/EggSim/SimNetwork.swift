@@ -160,6 +160,16 @@ public final class SimNode {
     /// Cached `min(core.pollTimeout(), app.pollTimeout())`, refreshed after every input to this node.
     fileprivate var cachedTimeout: NetTime?
     fileprivate var cacheValid = false
+    /// Its place in `SimNetwork.nodes`, and the network that schedules it.
+    fileprivate var index = 0
+    fileprivate weak var network: SimNetwork?
+    /// Whether it is listed in the network's `timerToFile` and `outputToSend`.
+    fileprivate var timerTouched = false
+    fileprivate var outputTouched = false
+    /// Bumped whenever its timer is filed again: a filed entry with an older stamp is stale.
+    fileprivate var timerStamp: UInt64 = 0
+    /// Whether `log` records events (`SimNetwork.recordsEvents`).
+    fileprivate var records = true
 
     /// The earliest timer of the core and the app (cached between inputs).
     fileprivate var nextTimeout: NetTime? {
@@ -172,28 +182,41 @@ public final class SimNode {
         return cachedTimeout
     }
 
-    fileprivate func invalidate() { cacheValid = false }
+    /// An input reached it (a datagram, a timer, a boot, a crash): its timer may have moved and
+    /// it may have datagrams to send.
+    fileprivate func invalidate() {
+        cacheValid = false
+        guard let network else { return }
+        if !timerTouched {
+            timerTouched = true
+            network.timerToFile.append(index)
+        }
+        if !outputTouched {
+            outputTouched = true
+            network.outputToSend.append(index)
+        }
+    }
 
     init(peerID: PeerID) { self.peerID = peerID }
 
     fileprivate func boot(config: PeerNetConfig, app: SimApplication?, now: NetTime) {
-        cacheValid = false
+        invalidate()
         incarnation = config.incarnation
         core = ReliableMulticast(config: config, now: now)
         self.app = app
     }
 
     fileprivate func crash() {
-        cacheValid = false
+        invalidate()
         core = nil
         app = nil
     }
 
     fileprivate func drainEvents(now: NetTime) {
-        cacheValid = false
+        invalidate()
         guard let core else { return }
         while let event = core.pollEvent() {
-            log.append(SimRecord(time: now, peer: peerID, incarnation: incarnation, event: event))
+            if records { log.append(SimRecord(time: now, peer: peerID, incarnation: incarnation, event: event)) }
             app?.handle(event: event, core: core, now: now)
         }
     }
@@ -239,6 +262,21 @@ public final class SimNetwork {
     private let makeApp: (PeerID, UInt64) -> SimApplication?
     private var incarnationCounter: UInt64 = 0
     public private(set) var packetsDelivered: UInt64 = 0
+    /// Whether every node's `log` records its events (off for swarms of thousands of nodes,
+    /// whose logs would not fit in memory).
+    public var recordsEvents = true {
+        didSet { for node in nodes { node.records = recordsEvents } }
+    }
+    /// Node indices by ID.
+    private var indexOf: [PeerID: Int] = [:]
+    /// Nodes an input reached since their timer was last filed, and since their output was last
+    /// sent (`SimNode.invalidate()`). Only these can have moved a timer or queued a datagram, so
+    /// a step costs what it touches, not the number of nodes.
+    fileprivate var timerToFile: [Int] = []
+    fileprivate var outputToSend: [Int] = []
+    /// Every node's next timer, earliest first; an entry whose stamp is not its node's
+    /// `timerStamp` is stale and skipped.
+    private var timers = Heap<SimTimer>()
 
     /// - Parameters:
     ///   - options: the knobs and the seed.
@@ -262,12 +300,17 @@ public final class SimNetwork {
                           randomSeed: seed &* 31 &+ id.raw &* 0x1000_0001 &+ incarnation)
         }
         self.makeApp = app
+        for (index, node) in nodes.enumerated() {
+            node.index = index
+            node.network = self
+            indexOf[node.peerID] = index
+        }
         if start { for node in nodes { boot(node) } }
     }
 
     public func node(_ id: PeerID) -> SimNode {
-        guard let node = nodes.first(where: { $0.peerID == id }) else { preconditionFailure("no node \(id)") }
-        return node
+        guard let index = indexOf[id] else { preconditionFailure("no node \(id)") }
+        return nodes[index]
     }
 
     /// Adds a node (booted now) to the network, e.g. a late joiner.
@@ -275,6 +318,10 @@ public final class SimNetwork {
     public func addNode(_ id: PeerID) -> SimNode {
         precondition(!nodes.contains { $0.peerID == id }, "node exists")
         let node = SimNode(peerID: id)
+        node.index = nodes.count
+        node.network = self
+        node.records = recordsEvents
+        indexOf[id] = nodes.count
         nodes.append(node)
         boot(node)
         return node
@@ -331,7 +378,16 @@ public final class SimNetwork {
     /// Processes everything due at the next point in time, jumping the clock to it.
     /// - Returns: `false` when nothing at all is scheduled.
     @discardableResult
-    public func step() -> Bool { step(notAfter: nil) }
+    public func step() -> Bool {
+        touchAll()
+        return step(notAfter: nil)
+    }
+
+    /// Marks every node touched: the caller may have used any core or app directly since the
+    /// last step (a test sending, a scenario changing an app), which no input reported.
+    private func touchAll() {
+        for node in nodes { node.invalidate() }
+    }
 
     /// `step()`, unless the next point in time is after `deadline` (then nothing happens).
     private func step(notAfter deadline: NetTime?) -> Bool {
@@ -358,7 +414,18 @@ public final class SimNetwork {
             core.handleDatagram(packet.bytes, now: now)
             node.drainEvents(now: now)
         }
-        for node in nodes {
+        // The nodes whose timer is due, in node order (as a scan of every node would take them).
+        fileTimers()
+        var due: [Int] = []
+        while let entry = timers.min, entry.time <= now {
+            timers.removeMin()
+            if entry.stamp == nodes[entry.index].timerStamp { due.append(entry.index) }
+        }
+        due.sort()
+        for index in due {
+            let node = nodes[index]
+            // Filed again at the next step, whether or not a handler below runs.
+            node.invalidate()
             guard let due = node.nextTimeout, due <= now else { continue }
             if let core = node.core, let t = core.pollTimeout(), t <= now {
                 core.handleTimeout(now: now)
@@ -375,6 +442,7 @@ public final class SimNetwork {
 
     /// Steps until the clock passes `deadline` (or nothing is scheduled).
     public func run(until deadline: NetTime) {
+        touchAll()
         while now < deadline {
             guard step(notAfter: deadline) else { now = deadline; return }
         }
@@ -385,9 +453,22 @@ public final class SimNetwork {
     private func nextTime() -> NetTime? {
         var next = inFlight.min?.packet.readyAt
         func consider(_ t: NetTime?) { if let t, next == nil || t < next! { next = t } }
-        for node in nodes { consider(node.nextTimeout) }
+        fileTimers()
+        while let entry = timers.min, entry.stamp != nodes[entry.index].timerStamp { timers.removeMin() }
+        consider(timers.min?.time)
         if faultsEnabled { consider(nextFaultAt) }
         return next
+    }
+
+    /// Files the timer of every touched node again (its output must be sent first: `flushOutputs`).
+    private func fileTimers() {
+        for index in timerToFile {
+            let node = nodes[index]
+            node.timerTouched = false
+            node.timerStamp &+= 1
+            if let t = node.nextTimeout { timers.insert(SimTimer(time: t, index: index, stamp: node.timerStamp)) }
+        }
+        timerToFile.removeAll(keepingCapacity: true)
     }
 
     /// Liveness phase: faults and loss off, partitions healed, crashed nodes restarted if asked;
@@ -492,10 +573,15 @@ public final class SimNetwork {
 
     // MARK: - Internals
 
+    /// Sends what the touched nodes queued, in node order (as a scan of every node would).
     private func flushOutputs() {
-        for node in nodes {
-            guard let core = node.core else { continue }
-            while let bytes = core.pollTransmit() { multicast(bytes, from: node.peerID) }
+        guard !outputToSend.isEmpty else { return }
+        let indices = outputToSend.sorted()
+        outputToSend.removeAll(keepingCapacity: true)
+        for index in indices {
+            nodes[index].outputTouched = false
+            guard let core = nodes[index].core else { continue }
+            while let bytes = core.pollTransmit() { multicast(bytes, from: nodes[index].peerID) }
         }
     }
 
@@ -558,6 +644,15 @@ public final class SimNetwork {
             restart(down[Int(rng.next(upTo: UInt64(down.count - 1)))].peerID)
         }
     }
+}
+
+/// A node's next timer as filed in the network's heap (ties broken by node index).
+struct SimTimer: Comparable {
+    var time: NetTime
+    var index: Int
+    var stamp: UInt64
+
+    static func < (a: SimTimer, b: SimTimer) -> Bool { (a.time, a.index) < (b.time, b.index) }
 }
 
 /// One direction between two nodes.
