@@ -93,6 +93,21 @@ struct SimReceiverTests {
             }
         }
 
+        /// Spectator churn: from the joins up to `crashAt`, then a third of the spectators crash
+        /// and a tenth leave for good; the third come back at `restartAt`; the run goes on to `end`.
+        /// Returns the spectators up at the end.
+        func churn(spectators: Int, crashAt: UInt64, restartAt: UInt64, end: UInt64) -> [PeerID] {
+            let ids = (0..<spectators).map { PeerID(100 + UInt64($0)) }
+            let crashing = Array(ids.prefix(spectators / 3)), leaving = Array(ids.suffix(spectators / 10))
+            net.run(until: max(net.now, NetTime(nanoseconds: crashAt)))
+            for id in crashing + leaving { net.crash(id) }
+            net.run(until: NetTime(nanoseconds: restartAt))
+            for id in crashing { net.restart(id) }
+            net.run(until: NetTime(nanoseconds: end))
+            collectApps()
+            return ids.filter { !leaving.contains($0) }
+        }
+
         var players: [BotApp] { apps.filter { !SimReceiverTests.isReceiver($0.key) }.sorted { $0.key < $1.key }.map(\.value) }
         var spectators: [BotApp] { apps.filter { SimReceiverTests.isReceiver($0.key) }.sorted { $0.key < $1.key }.map(\.value) }
 
@@ -105,6 +120,11 @@ struct SimReceiverTests {
                 noteStarts()
             }
         }
+    }
+
+    /// What `app` decided, by "game/round".
+    static func decided(_ app: BotApp) -> [String: UInt64] {
+        Dictionary(app.peer.decisionsLog.map { ("\($0.game)/\($0.round)", $0.value) }, uniquingKeysWith: { a, _ in a })
     }
 
     @Test("spectators joining during a match: no player's view changes, all agree on the winner, each spectator verifies what it mirrors",
@@ -144,9 +164,7 @@ struct SimReceiverTests {
         alone.runToEnd()
         let watched = Run(seed: seed, players: 2, receivers: 8, spectatorLoss: 0.2)
         watched.runToEnd()
-        func decided(_ app: BotApp) -> [String: UInt64] {
-            Dictionary(app.peer.decisionsLog.map { ("\($0.game)/\($0.round)", $0.value) }, uniquingKeysWith: { a, _ in a })
-        }
+        let decided = Self.decided
         for (a, b) in zip(alone.players, watched.players) {
             #expect(decided(a) == decided(b), "seed \(seed): \(a.peer.config.id) decided otherwise with spectators")
             #expect(a.matchWinner == b.matchWinner)
@@ -179,18 +197,9 @@ struct SimReceiverTests {
         alone.net.run(forNanoseconds: 30_000_000_000)
         let run = Run(seed: seed, players: players, receivers: spectators, spectatorLoss: 0.2,
                       joinAt: 2_000_000_000, joinEvery: 100_000_000)
-        let ids = (0..<spectators).map { PeerID(100 + UInt64($0)) }
-        let crashing = Array(ids.prefix(spectators / 3)), leaving = Array(ids.suffix(spectators / 10))
-        run.net.run(until: max(run.net.now, NetTime(nanoseconds: 12_000_000_000)))
-        for id in crashing + leaving { run.net.crash(id) }
-        run.net.run(until: NetTime(nanoseconds: 16_000_000_000))
-        for id in crashing { run.net.restart(id) }
-        run.net.run(until: NetTime(nanoseconds: 30_000_000_000))
-        run.collectApps()
+        let up = run.churn(spectators: spectators, crashAt: 12_000_000_000, restartAt: 16_000_000_000, end: 30_000_000_000)
         print("swarm seed \(seed): \(players) players + \(spectators) spectators, 30 s simulated (EGGS_SWARM_SEED=\(seed) reruns it)")
-        func decided(_ app: BotApp) -> [String: UInt64] {
-            Dictionary(app.peer.decisionsLog.map { ("\($0.game)/\($0.round)", $0.value) }, uniquingKeysWith: { a, _ in a })
-        }
+        let decided = Self.decided
         let reference = decided(alone.players[0])
         for (player, twin) in zip(run.players, alone.players) {
             let core = try #require(run.net.node(player.peer.config.id).core)
@@ -205,7 +214,6 @@ struct SimReceiverTests {
             }
             #expect(player.peer.stats.desyncs == 0)
         }
-        let up = ids.filter { !leaving.contains($0) }
         for id in up {
             let app = try #require(run.apps[id])
             #expect(app.peer.isSynced && run.net.node(id).core?.status == .member, "seed \(seed): spectator \(id) does not follow")
@@ -236,17 +244,8 @@ struct SimReceiverTests {
         alone.net.run(until: end)
         let run = Run(seed: seed, players: players, receivers: spectators, spectatorLoss: 0.2,
                       joinAt: 2_000_000_000, joinEvery: 10_000_000, bareReceivers: true)
-        let ids = (0..<spectators).map { PeerID(100 + UInt64($0)) }
-        let crashing = Array(ids.prefix(spectators / 3)), leaving = Array(ids.suffix(spectators / 10))
-        run.net.run(until: max(run.net.now, NetTime(nanoseconds: 14_000_000_000)))
-        for id in crashing + leaving { run.net.crash(id) }
-        run.net.run(until: NetTime(nanoseconds: 17_000_000_000))
-        for id in crashing { run.net.restart(id) }
-        run.net.run(until: end)
-        run.collectApps()
-        func decided(_ app: BotApp) -> [String: UInt64] {
-            Dictionary(app.peer.decisionsLog.map { ("\($0.game)/\($0.round)", $0.value) }, uniquingKeysWith: { a, _ in a })
-        }
+        let up = run.churn(spectators: spectators, crashAt: 14_000_000_000, restartAt: 17_000_000_000, end: end.nanoseconds)
+        let decided = Self.decided
         for (player, twin) in zip(run.players, alone.players) {
             let core = try #require(run.net.node(player.peer.config.id).core)
             let twinCore = try #require(alone.net.node(twin.peer.config.id).core)
@@ -262,7 +261,6 @@ struct SimReceiverTests {
             #expect(player.peer.stats.desyncs == 0)
             #expect(core.stats.receiverSnapshotsSent <= 24, "seed \(seed): \(core.stats.receiverSnapshotsSent) snapshots in 24 s")
         }
-        let up = ids.filter { !leaving.contains($0) }
         var lateOrNever: [String] = []
         for id in up {
             let probe = try #require(run.probes[id])
