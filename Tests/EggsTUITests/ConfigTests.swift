@@ -117,7 +117,10 @@ struct ConfigTests {
             command: "\(Harness.binary) play --practice --seed 3 --keys 'pause=o'; echo EXIT=$?; sleep 60",
             environment: ["XDG_CONFIG_HOME": home, "XDG_STATE_HOME": home + "/state"])
         defer { session.close() }
-        let screen = try #require(session.waitFor("ada-cfg"), "screen: \(session.screen())")
+        _ = try #require(session.waitFor("ada-cfg"), "screen: \(session.screen())")
+        // The names come before the key hints in a frame: a loaded machine can show one without
+        // the other, so wait for the hints too (whatever keys they name).
+        let screen = try #require(session.waitFor("hard drop"), "screen: \(session.screen())")
         #expect(screen.contains("w hard drop"), "screen: \(screen)")
         #expect(screen.contains("o pause"), "screen: \(screen)")
         #expect(screen.contains("a/→ move"), "screen: \(screen)")
