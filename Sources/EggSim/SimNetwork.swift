@@ -383,10 +383,14 @@ public final class SimNetwork {
         return step(notAfter: nil)
     }
 
-    /// Marks every node touched: the caller may have used any core or app directly since the
-    /// last step (a test sending, a scenario changing an app), which no input reported.
+    /// Marks every node's output to be sent: the caller may have used any core directly since
+    /// the last step (a test sending), which no input reported. Timers stay as filed until the
+    /// node's next input, as the cached timeouts of a scan of every node did.
     private func touchAll() {
-        for node in nodes { node.invalidate() }
+        for node in nodes where !node.outputTouched {
+            node.outputTouched = true
+            outputToSend.append(node.index)
+        }
     }
 
     /// `step()`, unless the next point in time is after `deadline` (then nothing happens).
