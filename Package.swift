@@ -1,6 +1,12 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
+// The engine, the network core, the consensus layer and the simulator are built optimized in
+// debug builds too: the tests' simulations (swarms of a thousand peers, hundreds of seeds, bot
+// games) spend nearly all their time there. Preconditions stay on (-O keeps them), and
+// `@testable import` still works (SwiftPM keeps -enable-testing). docs/testing.md says more.
+let optimizedInDebug: [SwiftSetting] = [.unsafeFlags(["-O"], .when(configuration: .debug))]
+
 let package = Package(
     name: "eggs",
     // Linux only (Glibc, /proc, SOCK_CLOEXEC, ncursesw, nftables and namespaces in the tests): no
@@ -25,11 +31,11 @@ let package = Package(
     ],
     targets: [
         // One of each primitive (SplitMix64, FNV-1a 64, byte writers and readers, hex16): no dependencies.
-        .target(name: "EggPrimitives"),
+        .target(name: "EggPrimitives", swiftSettings: optimizedInDebug),
         // The rules engine: pure, deterministic, no dependencies but the primitives.
-        .target(name: "EggGame", dependencies: ["EggPrimitives"]),
+        .target(name: "EggGame", dependencies: ["EggPrimitives"], swiftSettings: optimizedInDebug),
         // The bots, their bench and the local-match runner: they play by the rules, they are not the rules.
-        .target(name: "EggBot", dependencies: ["EggGame", "EggPrimitives"]),
+        .target(name: "EggBot", dependencies: ["EggGame", "EggPrimitives"], swiftSettings: optimizedInDebug),
         // Reliable ordered multicast with membership: a sans-I/O core (no sockets, no clock).
         .target(
             name: "PeerNet",
@@ -37,7 +43,8 @@ let package = Package(
                 "EggPrimitives",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "DequeModule", package: "swift-collections"),
-            ]
+            ],
+            swiftSettings: optimizedInDebug
         ),
         // The SwiftNIO UDP multicast adapter around the PeerNet core.
         .target(
@@ -56,12 +63,14 @@ let package = Package(
                 "PeerNet", "EggGame", "EggPrimitives",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "DequeModule", package: "swift-collections"),
-            ]
+            ],
+            swiftSettings: optimizedInDebug
         ),
         // The deterministic simulated network (never NIO).
         .target(
             name: "EggSim",
-            dependencies: ["PeerNet", "Consensus", "EggGame", "EggPrimitives", .product(name: "HeapModule", package: "swift-collections")]
+            dependencies: ["PeerNet", "Consensus", "EggGame", "EggPrimitives", .product(name: "HeapModule", package: "swift-collections")],
+            swiftSettings: optimizedInDebug
         ),
         // The local match history: SQLite through GRDB (matches, games, per-player stats, Glicko-2).
         .target(

@@ -170,6 +170,9 @@ public final class SimNode {
     fileprivate var timerStamp: UInt64 = 0
     /// Whether `log` records events (`SimNetwork.recordsEvents`).
     fileprivate var records = true
+    /// Whether its socket would drop receivers' datagrams in the kernel (it is a receiver):
+    /// the network does not deliver them to it, as a real socket filter would not wake it.
+    fileprivate var dropsReceiverDatagrams = false
 
     /// The earliest timer of the core and the app (cached between inputs).
     fileprivate var nextTimeout: NetTime? {
@@ -203,6 +206,7 @@ public final class SimNode {
         invalidate()
         incarnation = config.incarnation
         core = ReliableMulticast(config: config, now: now)
+        dropsReceiverDatagrams = config.receiveOnly
         self.app = app
     }
 
@@ -590,7 +594,10 @@ public final class SimNetwork {
     }
 
     private func multicast(_ bytes: [UInt8], from sender: PeerID) {
-        for receiver in nodes where connected(from: sender, to: receiver.peerID) {
+        // A receiver's datagram (flagged) reaches no receiver: their sockets filter it out
+        // before any read, so it draws no loss, delay or replay for them either.
+        let fromReceiver = ReliableMulticast.isFromReceiver(bytes)
+        for receiver in nodes where !(fromReceiver && receiver.dropsReceiverDatagrams) && connected(from: sender, to: receiver.peerID) {
             var packet = SimPacket(from: sender, to: receiver.peerID, bytes: bytes, readyAt: now, order: 0)
             if let filter, !filter(packet) { continue }
             let loopback = receiver.peerID == sender

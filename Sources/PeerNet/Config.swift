@@ -266,10 +266,15 @@ public struct PeerNetStats: Hashable, Sendable {
     package var receiverSyncs: UInt64 = 0
     package var receiverRestarts: UInt64 = 0
     package var receiverGapsLost: UInt64 = 0
+    /// Datagrams of other receivers (flagged), dropped unread.
+    package var receiverDatagramsSkipped: UInt64 = 0
     // and on a member:
     package var receiverSnapshotsAsked: UInt64 = 0
     package var receiverSnapshotsSent: UInt64 = 0
     package var receiverRepairsRefused: UInt64 = 0
+    /// Receivers' NACKs of a message already being repaired, or repaired within the
+    /// retransmit timeout: served by that repair, at no cost to the budget.
+    package var receiverRepairsShared: UInt64 = 0
 
     public init() {}
 

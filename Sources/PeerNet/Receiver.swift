@@ -22,7 +22,9 @@ import EggPrimitives
 /// On `sync` the receiver starts each member's stream after the seq given, delivers
 /// `.viewChanged` (the group's members; the receiver is not among them), then the snapshot (as
 /// seq 0 of the server: the start), then every message after the start, per sender in order,
-/// exactly once (the snapshot again in its place among them). It NACKs its gaps like a member; members keep
+/// exactly once (the snapshot again in its place among them). It NACKs its gaps like a member
+/// (its datagrams carry the envelope's receiver flag, and receivers drop each other's unread,
+/// so that a receiver's work does not grow with their number); members keep
 /// delivered messages a while for receivers (`ReceiverService`), and repair them from a
 /// budget of their own. It multicasts `listen` once a second, so members know receivers are
 /// there.
@@ -162,6 +164,12 @@ final class Receiver {
     func handleDatagram(_ bytes: [UInt8], now: NetTime) {
         lastNow = max(lastNow, now)
         stats.datagramsReceived += 1
+        // Another receiver's (or our own echo): of no use to a receiver. On a socket these
+        // never arrive (the kernel's filter drops them); here they cost one byte's read.
+        if Wire.isFromReceiver(bytes) {
+            stats.receiverDatagramsSkipped += 1
+            return
+        }
         guard case .frame(let envelope, let frame) = Wire.decode(
             bytes, room: framing.roomHash, auth: framing.auth, datagramBytesMax: config.datagramBytesMax, ownSender: me.id)
         else {
@@ -182,7 +190,7 @@ final class Receiver {
             heardSync(from: sender, group: Group(viewID: viewID, viewKey: viewKey), snapshotSeq: snapshotSeq,
                       entries: entries, now: now)
         case let .nack(origin, ranges):
-            // Someone asks for our gaps too: give the repair time to come before asking again.
+            // A member asks for our gaps too: give the repair time to come before asking again.
             guard case let .following(f) = phase, let stream = f.streams[origin.id], stream.member == origin,
                   let due = stream.nackDue, ranges.contains(where: { $0.contains(stream.delivered + 1) }) else { break }
             stream.nackDue = max(due, now.adding(nanoseconds: config.retransmitTimeoutNanoseconds))
@@ -366,7 +374,8 @@ final class Receiver {
     }
 
     private func emit(_ frame: Frame) {
-        let envelope = framing.nextEnvelope(kind: frame.kind)
+        var envelope = framing.nextEnvelope(kind: frame.kind)
+        envelope.fromReceiver = true
         out.append(Wire.encode(frame, envelope: envelope, auth: framing.auth))
     }
 

@@ -115,6 +115,9 @@ extension ReliableMulticast {
             guard let item = streams[key.origin]?.messages[key.seq] ?? receiverService.retained[key] else { continue }
             sendWindow.outRepairs.append(item)
             stats.messagesRetransmitted += 1
+            if receiverService.lastHeard != nil {
+                receiverService.noteRepaired(key, now: lastNow, holdNanoseconds: config.retransmitTimeoutNanoseconds)
+            }
         }
     }
 }

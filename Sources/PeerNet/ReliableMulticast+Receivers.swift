@@ -9,7 +9,13 @@ import DequeModule
 ///   second (`snapshotIntervalNanoseconds`), and repeats its `sync` at most every 100 ms.
 /// - **Repairs:** at most `repairBudgetPerSecond` messages a second are repaired for
 ///   receivers (a repair is multicast: it serves every receiver that missed it); NACKs beyond
-///   the budget are counted (`receiverRepairsRefused`) and dropped.
+///   the budget are counted (`receiverRepairsRefused`) and dropped. A NACK of a message already
+///   being repaired, or repaired within the retransmit timeout, is served by that repair and
+///   costs nothing (`receiverRepairsShared`): receivers do not hear each other's NACKs (they
+///   drop receivers' datagrams unread), so many may ask for the same loss.
+/// - **NACKs:** each receiver's NACKs reach the members only; a member reads at most one per
+///   receiver per gap and retransmit timeout, so they grow linearly with the receivers, and no
+///   receiver reads another's.
 /// - **Memory:** while a receiver was heard within `activeNanoseconds`, each delivered message
 ///   is kept `retainNanoseconds` more (at most `retainedMax`), so receivers can be repaired
 ///   after the members freed it. With no receiver around, nothing is kept.
@@ -49,6 +55,27 @@ struct ReceiverService {
     var budgetAt = NetTime.zero
     var pending: Pending?
     var lastSync: Sync?
+    /// Messages repaired lately, and when (at most `recentRepairsMax`, oldest first).
+    var recentRepairs: [ReliableMulticast.SeqKey: NetTime] = [:]
+    var recentOrder: Deque<(key: ReliableMulticast.SeqKey, at: NetTime)> = []
+    static let recentRepairsMax = 1024
+
+    /// Notes that `key` was just repaired (multicast), for `recentlyRepaired`.
+    mutating func noteRepaired(_ key: ReliableMulticast.SeqKey, now: NetTime, holdNanoseconds: UInt64) {
+        while let first = recentOrder.first,
+              recentOrder.count >= Self.recentRepairsMax || now.nanoseconds(since: first.at) > holdNanoseconds {
+            recentOrder.removeFirst()
+            if recentRepairs[first.key] == first.at { recentRepairs[first.key] = nil }
+        }
+        recentRepairs[key] = now
+        recentOrder.append((key, now))
+    }
+
+    /// Whether `key` was repaired less than `holdNanoseconds` ago.
+    func recentlyRepaired(_ key: ReliableMulticast.SeqKey, now: NetTime, holdNanoseconds: UInt64) -> Bool {
+        guard let at = recentRepairs[key] else { return false }
+        return now.nanoseconds(since: at) < holdNanoseconds
+    }
 
     func isActive(now: NetTime) -> Bool {
         guard let lastHeard else { return false }
@@ -97,6 +124,7 @@ struct ReceiverService {
     func checkInvariants() {
         precondition(retained.count == order.count && retained.count <= Self.retainedMax + 1, "retention bounded, one entry per message")
         precondition(heard.count <= Self.trackedMax, "receiver table bounded")
+        precondition(recentRepairs.count <= recentOrder.count && recentOrder.count <= Self.recentRepairsMax, "recent repairs bounded")
     }
 }
 
@@ -177,7 +205,10 @@ extension ReliableMulticast {
                 let key = SeqKey(origin: origin.id, seq: seq)
                 let held = stream?.messages[seq].map { $0.origin == origin } ?? false
                     || receiverService.retained[key]?.origin == origin
-                if held {
+                if held, sendWindow.repairPending.contains(key)
+                    || receiverService.recentlyRepaired(key, now: now, holdNanoseconds: config.retransmitTimeoutNanoseconds) {
+                    stats.receiverRepairsShared += 1
+                } else if held {
                     guard receiverService.spend(now: now) else {
                         stats.receiverRepairsRefused += 1
                         break outer

@@ -299,6 +299,15 @@ public final class ReliableMulticast {
 
     /// Whether this core is a receiver (`PeerNetConfig.receiveOnly`): it sends no messages.
     public var isReceiveOnly: Bool { receiver != nil }
+
+    /// Whether `datagram` was sent by a receiver (its envelope's flag bit 1; nothing else is
+    /// read or checked). A receiver drops these unread, so it may as well never be handed them:
+    /// a socket filter does this in the kernel (`PeerNetUDP`), the simulator at sending.
+    public static func isFromReceiver(_ datagram: [UInt8]) -> Bool { Wire.isFromReceiver(datagram) }
+
+    /// Where the receiver flag sits: the byte at `offset` of a datagram at least `minimumBytes`
+    /// long, under the mask `mask` (for a socket filter that drops receivers' datagrams).
+    public static let receiverFlag = (offset: Wire.flagsOffset, mask: Wire.flagFromReceiver, minimumBytes: Wire.headerBytes + Wire.crcBytes)
     var streams: [PeerID: Stream] { receiveWindows.streams }
     var peers: [PeerID: PeerInfo] { peerTable.peers }
 

@@ -5,7 +5,7 @@ import EggPrimitives
 ///
 /// ```
 /// envelope (stable across versions, 38 bytes):
-///   magic "EG" (2) | version u16 | flags u8 (bit 0: HMAC trailer) | kind u8
+///   magic "EG" (2) | version u16 | flags u8 (bit 0: HMAC trailer; bit 1: sent by a receiver) | kind u8
 ///   | room u64 (FNV-1a of the room name) | sender u64 | incarnation u64 | packet number u64
 /// body (by kind, version 2):
 ///   1 heartbeat: status u8 | view id u64 | view key u64 | sent seq u64 | n u8 | n × (peer u64, delivered u64)
@@ -32,6 +32,12 @@ import EggPrimitives
 /// bump: it is purely additive. A peer that predates it drops kind 10 as malformed (and counts
 /// it) and still frees messages by heartbeats, so the two interoperate; only its link stats
 /// stay empty. Every other kind is byte-for-byte unchanged.
+///
+/// Flag bit 1 (sent by a receiver, on its `listen` and `nack`) was added to version 3 without
+/// a bump: a peer that predates it ignores the bit, as it ignores every flag but bit 0. It lets
+/// a receiver drop the other receivers' datagrams before reading them (in the kernel, by a
+/// socket filter: `ReliableMulticast.isFromReceiver(_:)`), so a receiver's work does not grow with the
+/// number of receivers.
 ///
 /// Version 2 adds kinds 11 and 12 (the join handshake) and leaves every other kind as in
 /// version 1. It is a new version all the same: a version-1 peer cannot prove itself to a
@@ -75,6 +81,19 @@ enum Wire {
     static let attemptMax: UInt32 = 1 << 30
     /// Targets of one challenge datagram.
     static let challengeEntriesMax = 32
+    /// Envelope flag bits: the trailer is an HMAC; the sender is a receiver.
+    static let flagAuthenticated: UInt8 = 1
+    static let flagFromReceiver: UInt8 = 2
+    /// Offset of the flags byte in a datagram.
+    static let flagsOffset = 4
+}
+
+extension Wire {
+    /// Whether `bytes` carry the receiver flag (read without decoding or checking anything
+    /// else, like the socket filter that does the same in the kernel: a receiver drops these).
+    static func isFromReceiver(_ bytes: [UInt8]) -> Bool {
+        bytes.count >= headerBytes + crcBytes && bytes[flagsOffset] & flagFromReceiver != 0
+    }
 }
 
 /// The status byte of a heartbeat.
@@ -104,6 +123,8 @@ struct Envelope: Hashable {
     var sender: PeerID
     var incarnation: UInt64
     var packetNumber: UInt64
+    /// Flag bit 1: the sender is a receiver.
+    var fromReceiver = false
 }
 
 /// A member of a view: a peer in one of its incarnations.
@@ -274,7 +295,7 @@ extension Wire {
         w.u8(magic.0)
         w.u8(magic.1)
         w.u16(envelope.version)
-        w.u8(auth.flags)
+        w.u8(auth.flags | (envelope.fromReceiver ? flagFromReceiver : 0))
         w.u8(kind.rawValue)
         w.u64(envelope.room)
         w.u64(envelope.sender.raw)
@@ -368,14 +389,14 @@ extension Wire {
             return .drop(authenticated ? .unauthenticated : .badChecksum)
         }
         var c = BigEndianByteReader(bytes, offset: 2, end: bodyEnd)
-        guard let version = c.u16(), let _ = c.u8(), let kindRaw = c.u8(), let roomHash = c.u64(),
+        guard let version = c.u16(), let flags = c.u8(), let kindRaw = c.u8(), let roomHash = c.u64(),
               let sender = c.u64(), let incarnation = c.u64(), let packetNumber = c.u64()
         else { return .drop(.truncated) }
         guard roomHash == room else { return .drop(.foreignRoom) }
         guard version == Wire.version else { return .drop(.wrongVersion(sender: PeerID(sender), version: version)) }
         let envelope = Envelope(
             version: version, kind: kindRaw, room: roomHash, sender: PeerID(sender),
-            incarnation: incarnation, packetNumber: packetNumber)
+            incarnation: incarnation, packetNumber: packetNumber, fromReceiver: flags & flagFromReceiver != 0)
         if let ownSender, ownSender.raw == sender { return .own(envelope) }
         guard let kind = FrameKind(rawValue: kindRaw), let frame = decodeBody(kind, &c), c.remaining == 0 else {
             return .drop(.malformed)

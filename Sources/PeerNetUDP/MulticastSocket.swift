@@ -1,4 +1,5 @@
 import NIOCore
+import PeerNet
 import NIOPosix
 import Synchronization
 #if canImport(Glibc)
@@ -226,6 +227,42 @@ public final class MulticastSocket: @unchecked Sendable {
         }
     }
 
+    /// Asks the kernel to drop, before they wake this process, the datagrams of receivers
+    /// (spectators): those whose envelope has the receiver flag (`ReliableMulticast.isFromReceiver`),
+    /// its own included. For a receiver only: they are no use to it (members read them), and
+    /// without the filter each receiver would wake for every other receiver's NACKs and presence,
+    /// a cost that grows with the square of their number. A datagram too short to hold an
+    /// envelope still reaches the core. Blocks until the filter is attached.
+    public func dropReceiversDatagrams() throws {
+        try attach(Self.receiverFilter())
+    }
+
+    /// The classic BPF program of ``dropReceiversDatagrams()``: drop when the flags byte (after
+    /// the 8-byte UDP header) has the receiver bit.
+    static func receiverFilter() -> [SocketFilterInstruction] {
+        let ldLen: UInt16 = 0x80, ldByte: UInt16 = 0x30, jge: UInt16 = 0x35, jset: UInt16 = 0x45, ret: UInt16 = 0x06
+        let udpHeader: UInt32 = 8
+        let flag = ReliableMulticast.receiverFlag
+        return [
+            .init(code: ldLen, k: 0),
+            .init(code: jge, jt: 0, jf: 2, k: udpHeader + UInt32(flag.minimumBytes)),
+            .init(code: ldByte, k: udpHeader + UInt32(flag.offset)),
+            .init(code: jset, jt: 0, jf: 1, k: UInt32(flag.mask)),
+            .init(code: ret, k: 0),
+            .init(code: ret, k: UInt32.max),
+        ]
+    }
+
+    private func attach(_ program: [SocketFilterInstruction]) throws {
+        guard let provider = channel as? SocketOptionProvider else {
+            throw MulticastSocketError(description: "the channel has no socket options")
+        }
+        try program.withUnsafeBufferPointer { instructions in
+            let fprog = SocketFilterProgram(count: UInt16(instructions.count), instructions: UnsafeRawPointer(instructions.baseAddress!))
+            try provider.unsafeSetSocketOption(level: .socket, name: .init(rawValue: SO_ATTACH_FILTER), value: fprog).wait()
+        }
+    }
+
     /// Asks the kernel to drop, before they wake this process, the datagrams whose envelope names
     /// `sender` and `incarnation`: this peer's own multicast coming back to it (the loop must stay on
     /// for the other peers of this host). The core would only count them, and on a busy machine each
@@ -233,14 +270,7 @@ public final class MulticastSocket: @unchecked Sendable {
     /// A datagram too short to hold an envelope, or naming another incarnation of this ID (an ID
     /// collision), still reaches the core. Blocks until the filter is attached.
     public func dropOwnEchoes(sender: UInt64, incarnation: UInt64) throws {
-        guard let provider = channel as? SocketOptionProvider else {
-            throw MulticastSocketError(description: "the channel has no socket options")
-        }
-        let program = Self.ownEchoFilter(sender: sender, incarnation: incarnation)
-        try program.withUnsafeBufferPointer { instructions in
-            let fprog = SocketFilterProgram(count: UInt16(instructions.count), instructions: UnsafeRawPointer(instructions.baseAddress!))
-            try provider.unsafeSetSocketOption(level: .socket, name: .init(rawValue: SO_ATTACH_FILTER), value: fprog).wait()
-        }
+        try attach(Self.ownEchoFilter(sender: sender, incarnation: incarnation))
     }
 
     /// The classic BPF program of ``dropOwnEchoes(sender:incarnation:)``. A UDP socket's filter

@@ -71,7 +71,11 @@ public final class PeerHost: @unchecked Sendable {
         }, onAnnouncement: onAnnouncement)
         box.host = self
         // Without the filter (a kernel that refuses it) the core drops its echoes itself, as before.
-        if options.dropOwnEchoes {
+        // A receiver's filter drops every receiver's datagrams, its own among them.
+        if config.receiveOnly {
+            receiversDatagramsFiltered = (try? socket?.dropReceiversDatagrams()) != nil
+            ownEchoesFiltered = receiversDatagramsFiltered
+        } else if options.dropOwnEchoes {
             ownEchoesFiltered = (try? socket?.dropOwnEchoes(sender: config.peerID.raw, incarnation: config.incarnation)) != nil
         }
         announcer = eventLoop.scheduleRepeatedTask(initialDelay: .zero, delay: .milliseconds(Int64(book.options.announceIntervalMilliseconds))) { _ in
@@ -144,6 +148,11 @@ public final class PeerHost: @unchecked Sendable {
     /// Whether the kernel drops this peer's own multicast before it wakes the peer
     /// (``MulticastOptions/dropOwnEchoes``; false if asked not to, or if the kernel refused the filter).
     public private(set) var ownEchoesFiltered = false
+
+    /// Whether the kernel drops the other receivers' datagrams before they wake this receiver
+    /// (``MulticastSocket/dropReceiversDatagrams()``; false for a member, or if the kernel refused
+    /// the filter, when the core drops them unread instead).
+    public private(set) var receiversDatagramsFiltered = false
 
     /// Datagrams the kernel refused to send.
     public var sendFailureCount: UInt64 { socket?.sendFailureCount ?? 0 }

@@ -8,13 +8,14 @@ import Testing
 /// Forges a datagram as `sender` (in `incarnation`) for `target`, with the next packet number
 /// `target` expects from that sender (so it is not taken for a replay), CRC or HMAC as asked.
 func forge(
-    _ frame: Frame, from sender: PeerID, incarnation: UInt64, to target: SimNode, passphrase: String? = nil
+    _ frame: Frame, from sender: PeerID, incarnation: UInt64, to target: SimNode, passphrase: String? = nil,
+    fromReceiver: Bool = false
 ) -> [UInt8] {
     let core = target.core!
     let packet = (core.peers[sender].map { $0.incarnation == incarnation ? $0.packetHighest : 0 } ?? 0) &+ 1
     let envelope = Envelope(
         version: Wire.version, kind: frame.kind.rawValue, room: FNV1a64.hash(Array("eggs".utf8)),
-        sender: sender, incarnation: incarnation, packetNumber: packet)
+        sender: sender, incarnation: incarnation, packetNumber: packet, fromReceiver: fromReceiver)
     return Wire.encode(frame, envelope: envelope, auth: Authenticator(passphrase: passphrase))
 }
 

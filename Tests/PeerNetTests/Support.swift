@@ -27,6 +27,10 @@ final class TrafficApp: SimApplication {
         if case let .delivered(d) = event {
             precondition(Self.check(d), "payload does not match its delivery")
         }
+        if case .receiversWaiting = event {
+            // Receivers asked for a start: a snapshot that names its sender, like every message.
+            core.answerReceivers(snapshot: Self.bytes(peer.raw) + Self.bytes(incarnation) + Self.bytes(0), now: now)
+        }
     }
 
     func pollTimeout() -> NetTime? { sent < total ? nextAt : nil }

@@ -122,6 +122,51 @@ struct UDPLoopbackTests {
         #expect(hosts[0].withCore { $0.stats.datagramsLoopback } == 0)
     }
 
+    @Test("the kernel drops receivers' datagrams before they wake a receiver; the member still hears every receiver")
+    func receiversDoNotWakeOneAnother() throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { try? group.syncShutdownGracefully() }
+        let options = MulticastOptions(group: "239.255.77.78", port: Self.freePort(), interface: "127.0.0.1")
+        let room = "receivers-test-\(options.port)"
+        var hosts: [PeerHost] = []
+        defer { hosts.forEach { $0.close() } }
+        var member = PeerNetConfig(room: room, peerID: PeerID(0x11))
+        member.incarnation = 1
+        let memberInbox = Inbox()
+        hosts.append(try PeerHost(config: member, options: options, group: group) { event, core, now in
+            memberInbox.take(event)
+            if case .receiversWaiting = event { core.answerReceivers(snapshot: Array("start".utf8), now: now) }
+        })
+        let receiverIDs = [PeerID(0x21), PeerID(0x22), PeerID(0x23)]
+        let inboxes = receiverIDs.map { _ in Inbox() }
+        for (index, id) in receiverIDs.enumerated() {
+            var config = PeerNetConfig(room: room, peerID: id)
+            config.incarnation = 1
+            config.receiveOnly = true
+            let inbox = inboxes[index]
+            hosts.append(try PeerHost(config: config, options: options, group: group) { event, _, _ in inbox.take(event) })
+        }
+        #expect(hosts[0].receiversDatagramsFiltered == false)
+        #expect(hosts.dropFirst().allSatisfy { $0.receiversDatagramsFiltered && $0.ownEchoesFiltered })
+        try waitUntil(seconds: 20) { inboxes.allSatisfy { $0.views.withLock { $0.last?.members == [PeerID(0x11)] } } }
+        for n in 0..<30 {
+            _ = hosts[0].withCore { try? $0.send(Array("r\(n)".utf8), now: MonotonicClock.now()) }
+            usleep(20_000)
+        }
+        // Each receiver says it is there once a second: wait for two rounds of that.
+        try waitUntil(seconds: 20) { inboxes.allSatisfy { $0.deliveries.withLock { $0.filter { $0.seq > 0 }.count } >= 30 } }
+        usleep(2_200_000)
+        let stats = hosts.map { host in host.withCore { $0.stats } }
+        #expect(hosts[0].withCore { $0.receiversHeard(now: MonotonicClock.now()) } == 3, "the member heard every receiver")
+        for (index, receiver) in stats.dropFirst().enumerated() {
+            #expect(receiver.datagramsSent >= 3, "receiver \(index) sent \(receiver.datagramsSent)")
+            // Not one of the other receivers' datagrams (nor its own) was read.
+            #expect(receiver.receiverDatagramsSkipped == 0 && receiver.datagramsLoopback == 0,
+                    "receiver \(index) read \(receiver.receiverDatagramsSkipped) receivers' datagrams")
+            #expect(receiver.droppedInvalid == 0)
+        }
+    }
+
     func waitUntil(seconds: Double, _ condition: () -> Bool) throws {
         let deadline = Date().addingTimeInterval(seconds)
         while !condition() {
