@@ -42,13 +42,13 @@ enum HelpOverlay {
         switch place {
         case .lobby:
             lines.append(("In the lobby: " + [
-                "\(keys.labels(.ready)) ready / not ready", "s speed", "c colours", "g games", "h starting height", "t rule set", "e your name",
+                "\(keys.labels(.ready)) ready / not ready (watching: play)", "s speed", "c colours", "g games", "h starting height", "t rule set", "e your name",
                 "n start now", "b practice against a bot", "l its level", "\(keys.labels(.quit)) quit",
             ].joined(separator: "  "), false))
             lines.append(("In a game: " + game.joined(separator: "  ") + "  \(keys.labels(.quit)) leave", false))
         case .networkMatch(let spectator):
             if spectator {
-                lines.append(("You are watching: \(keys.labels(.quit)) leaves", false))
+                lines.append(("You are watching: \(keys.labels(.quit)) leaves, \(keys.labels(.ready)) plays (in the lobby at once, else when this match ends)", false))
             } else {
                 lines.append((game.joined(separator: "  ") + "  \(keys.labels(.quit)) leave (asks first)", false))
             }

@@ -72,6 +72,11 @@ final class NetPlayScreen: Screen {
     /// The settings of the practice match asked for: the room's as the lobby shows them (rule
     /// set, colours, speed, games, starting height).
     private(set) var practiceSettings: MatchSettings?
+    /// Set when a spectator asks to play (the ready key in the lobby): the loop ends, and the
+    /// command opens the peer again as a player in the same room.
+    private(set) var joinRequested = false
+    /// A spectator asked to play during a match: it joins when that match is over.
+    private var joinsAfterMatch = false
     /// The local player left the match for the lobby (`q`, `y`): no banner or results of that
     /// match for it, just the lobby.
     private var leftMatch = false
@@ -79,7 +84,7 @@ final class NetPlayScreen: Screen {
     private var rematchAnnounced: Set<PeerID> = []
     /// Whether the last match is over and its rematch requests are worth announcing.
     private var afterMatch = false
-    var finished: Bool { quit || practiceRequested != nil }
+    var finished: Bool { quit || practiceRequested != nil || joinRequested }
     /// The optional bell (`--bell`): your chain of 3 or more, garbage landing on you, your
     /// top-out (a spectator's never rings).
     private var bell: BellWatch
@@ -149,6 +154,9 @@ final class NetPlayScreen: Screen {
         case lobbyOnly
         /// `e` in the lobby: type a new name.
         case rename
+        /// A spectator's ready key: join the players now (in the lobby), or when the match ends.
+        case joinPlayers
+        case joinAfterMatch
         case none
     }
 
@@ -184,6 +192,7 @@ final class NetPlayScreen: Screen {
             if action == .ready, !spectator {
                 peer.withMatch { match, now in match.markReady(now: now) }
             }
+            if action == .ready, spectator { joinRequested = true }
             return
         }
         if HelpOverlay.opens(key, keys: keys) {
@@ -201,6 +210,7 @@ final class NetPlayScreen: Screen {
             if action == .quit || key == .character("Q") {
                 return match.isPlaying && !match.hasLeftMatch ? .quitInMatch : .quitInLobby
             }
+            if spectator, action == .ready { return match.isPlaying ? .joinAfterMatch : .joinPlayers }
             guard match.isPlaying else { return Self.lobbyKey(key, action: action, spectator: spectator, match: &match, now: now) }
             guard !spectator, !holding, let move, match.applyLocal(move, now: now)?.isAccepted == true,
                   let owner = match.owner else { return .none }
@@ -225,6 +235,11 @@ final class NetPlayScreen: Screen {
             }
         case .rename:
             renaming = ""
+        case .joinPlayers:
+            joinRequested = true
+        case .joinAfterMatch:
+            joinsAfterMatch = true
+            show("You join the players when this match ends.")
         case .none:
             break
         }
@@ -323,6 +338,7 @@ final class NetPlayScreen: Screen {
             let after = match.owner.map { ($0.game, $0.inputsMade, $0.grid.ticksPlayed) }
             return before?.0 != after?.0 || before?.1 != after?.1 || before?.2 != after?.2
         }
+        if joinsAfterMatch, !peer.withMatch({ match, _ in match.isPlaying }) { joinRequested = true }
         if bell.enabled, let board = peer.withMatch({ match, _ in
             match.owner.map {
                 BellWatch.Board(game: $0.game, resolutions: $0.grid.chainsResolved, steps: $0.grid.chainSteps.count,
@@ -767,7 +783,7 @@ final class NetPlayScreen: Screen {
             row = putWrapped(row, "The match starts 3 s after every player is ready; 30 s after the first ready, with two ready, a ready player may start it.", on: term)
         }
         if spectator {
-            _ = putWrapped(row, "You are watching: the next match is shown when it starts.", on: term)
+            _ = putWrapped(row, "You are watching: the next match is shown when it starts.   \(keys.label(.ready)): play   \(keys.label(.quit)): quit", on: term)
         } else {
             let readyHint = match.isMarkedReady ? "not ready" : "ready"
             let startNow = match.canStartNow(now: now) ? "   n: start now" : ""
@@ -786,13 +802,14 @@ final class NetPlayScreen: Screen {
             // This player left the match; the others play on until it is over.
             return "You left the match; the others play on. Get ready for the next one when it is over."
         }
+        let readyKey = keys.label(.ready)
         if spectator {
-            return others.count < 2 ? "Waiting for players: a match needs two; \(share)." : nil
+            let join = "press \(readyKey) to join the players"
+            return others.count < 2 ? "Waiting for players: a match needs two; \(share); or \(join)." : "You are watching: \(join)."
         }
         if others.isEmpty {
             return "Waiting for players: \(share), or b to practise against a bot meanwhile."
         }
-        let readyKey = keys.label(.ready)
         if !match.isMarkedReady {
             let readyOthers = others.filter { ready[$0] == true }.count
             return "Press \(readyKey) when you are ready to play; other players ready: \(readyOthers) of \(others.count)."
@@ -829,7 +846,7 @@ final class NetPlayScreen: Screen {
             term.put(bottom, 0, banner, bold: true)
         } else if match.match != nil {
             // A spectator has no moves: only its own key is shown.
-            term.put(bottom, 0, spectator ? "watching  \(keys.label(.quit)) leave  \(HelpOverlay.hint)" : keys.playHints(pause: false, width: term.columns))
+            term.put(bottom, 0, spectator ? "watching  \(keys.label(.quit)) leave  \(keys.label(.ready)) play next match  \(HelpOverlay.hint)" : keys.playHints(pause: false, width: term.columns))
         } else {
             term.put(bottom, 0, "?: help   \(keys.label(.quit)): quit")
         }

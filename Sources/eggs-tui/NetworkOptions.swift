@@ -88,7 +88,11 @@ struct NetworkOptions: ParsableArguments {
 
     /// The log path from `--log`, else `$XDG_STATE_HOME/eggs/<peer>-<unix seconds>.jsonl`.
     func logPath(peer: PeerID, suffix: String = "") -> String {
-        if let log { return log }
+        if let log {
+            // A second log of the same run (a spectator that became a player) beside the first.
+            guard !suffix.isEmpty else { return log }
+            return log.hasSuffix(".jsonl") ? String(log.dropLast(6)) + suffix + ".jsonl" : log + suffix
+        }
         return "\(Self.stateDirectory())/\(peer.hex)-\(time(nil))\(suffix).jsonl"
     }
 

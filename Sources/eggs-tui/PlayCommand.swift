@@ -155,16 +155,21 @@ extension EggsCommand {
             defer { try? group.syncShutdownGracefully() }
             var net = PeerNetConfig(room: network.room, peerID: id, incarnation: PeerNetConfig.freshIncarnation())
             net.passphrase = network.effectivePassphrase
-            let options = NetPeer.Options(
-                name: playerName, role: spectate ? .spectator : .player, net: net,
-                multicast: network.multicast, logPath: network.logPath(peer: id), rules: settings.ruleSet.name,
-                startingHeight: settings.startingHeight)
-            let peer: NetPeer
-            do {
-                peer = try NetPeer(options: options, group: group, wake: WakePipe(), trace: InputTrace.fromEnvironment())
-            } catch let error as MulticastSocketError {
-                throw CommandFailure.badInput(error.description)
+            /// The peer, as a spectator (a receiver) or a player; a spectator that asks to play is
+            /// opened again as a player: a new incarnation, a log of its own.
+            func open(spectator: Bool) throws -> NetPeer {
+                net.incarnation = PeerNetConfig.freshIncarnation()
+                let options = NetPeer.Options(
+                    name: playerName, role: spectator ? .spectator : .player, net: net,
+                    multicast: network.multicast, logPath: network.logPath(peer: id, suffix: spectate && !spectator ? "-player" : ""),
+                    rules: settings.ruleSet.name, startingHeight: settings.startingHeight)
+                do {
+                    return try NetPeer(options: options, group: group, wake: WakePipe(), trace: InputTrace.fromEnvironment())
+                } catch let error as MulticastSocketError {
+                    throw CommandFailure.badInput(error.description)
+                }
             }
+            var peer = try open(spectator: spectate)
             // Every match is recorded in the history when it ends, off the game loop; a bad
             // database is one line in the status line and in the diagnostics log.
             let historyLogger = Logger(label: "eggs.history")
@@ -181,11 +186,25 @@ extension EggsCommand {
             defer { term.restore() }
             guard FirstRun.show(keys: keyMap, rules: settings.ruleSet, on: term) else { return }
             let matchSettings = settings.matchSettings
-            let screen = NetPlayScreen(peer: peer, room: network.room, name: playerName, spectator: spectate,
-                                       settings: matchSettings, keys: keyMap, unicode: term.unicode,
-                                       privateRoom: network.effectivePassphrase != nil, bell: bellOn)
+            func makeScreen(spectator: Bool) -> NetPlayScreen {
+                NetPlayScreen(peer: peer, room: network.room, name: playerName, spectator: spectator,
+                              settings: matchSettings, keys: keyMap, unicode: term.unicode,
+                              privateRoom: network.effectivePassphrase != nil, bell: bellOn)
+            }
+            var screen = makeScreen(spectator: spectate)
             while true {
                 GameLoop.run(screen, on: term)
+                if screen.joinRequested, !screen.quit, Terminal.interrupted == 0 {
+                    // The spectator leaves the receivers and joins the players' group (their
+                    // lobby, between matches): the same ID, a new incarnation and log.
+                    if let failure = peer.logFailure { throw CommandFailure.detected(failure) }
+                    peer.close()
+                    peer.history = nil
+                    peer = try open(spectator: false)
+                    peer.history = history
+                    screen = makeScreen(spectator: false)
+                    continue
+                }
                 guard let level = screen.practiceRequested, !screen.quit, Terminal.interrupted == 0 else { break }
                 var generator = SystemRandomNumberGenerator()
                 // The room's settings, as the lobby shows them (the command line's only offer them).

@@ -66,4 +66,62 @@ struct NetworkResultsTests {
         carol.send("q")
         #expect(alice.waitFor("EXIT=0") != nil)
     }
+
+    @Test("network: a spectator joins the players with the ready key; pressed during a match, it joins when the match ends")
+    func spectatorJoinsThePlayers() throws {
+        let port = TestPorts.next()
+        let state = try Harness.temporaryDirectory("net-join")
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let common = "play --interface 127.0.0.1 --port \(port) --room join-\(port) --speed 9 --best-of 1"
+        let alice = try TmuxSession(command: "\(Harness.binary) \(common) --name alice --id a1; echo EXIT=$?; sleep 60",
+                                    environment: ["XDG_STATE_HOME": state])
+        defer { alice.close() }
+        let bob = try TmuxSession(command: "\(Harness.binary) \(common) --name bob --id b2; echo EXIT=$?; sleep 60",
+                                  environment: ["XDG_STATE_HOME": state])
+        defer { bob.close() }
+        let carol = try TmuxSession(command: "\(Harness.binary) \(common) --name carol --id c3 --spectate; echo EXIT=$?; sleep 60",
+                                    environment: ["XDG_STATE_HOME": state])
+        defer { carol.close() }
+        #expect(alice.waitFor("1 watching") != nil && alice.waitFor("bob") != nil, "alice's lobby: \(alice.screen())")
+        #expect(carol.waitFor("watching as a spectator") != nil, "carol's lobby: \(carol.screen())")
+        #expect(carol.waitFor("join the players") != nil, "carol is not told how to play: \(carol.screen())")
+
+        // In the lobby: carol joins at once, and the players' lobby lists her.
+        carol.send("r")
+        #expect(carol.waitFor("carol (you)") != nil, "carol is not among the players: \(carol.screen())")
+        #expect(!carol.screen().contains("watching as a spectator"), "carol still watches: \(carol.screen())")
+        #expect(alice.waitFor("carol") != nil, "alice's lobby does not list carol: \(alice.screen())")
+        // Everyone ready: a match of three.
+        for session in [alice, bob, carol] { session.send("r") }
+        #expect(alice.waitFor("game 1,", seconds: 30) != nil, "no match started: \(alice.screen())")
+        #expect(carol.screen().contains("alice") && carol.screen().contains("bob"), "carol's match: \(carol.screen())")
+
+        // Dave watches that match and asks to play during it: he joins once it is over.
+        let dave = try TmuxSession(command: "\(Harness.binary) \(common) --name dave --id d4 --spectate; echo EXIT=$?; sleep 60",
+                                   environment: ["XDG_STATE_HOME": state])
+        defer { dave.close() }
+        #expect(dave.waitFor("game 1,", seconds: 30) != nil, "dave does not see the match: \(dave.screen())")
+        dave.send("r")
+        #expect(dave.waitFor("when this match ends") != nil, "dave is not told when he joins: \(dave.screen())")
+        // The players leave the match one by one (q, y): the last one standing wins it.
+        for session in [alice, bob] {
+            session.send("q")
+            session.send("y")
+        }
+        #expect(dave.waitFor("dave (you)", seconds: 40) != nil, "dave did not join after the match: \(dave.screen())")
+        #expect(alice.waitFor("dave", seconds: 20) != nil, "alice's lobby does not list dave: \(alice.screen())")
+        for session in [alice, bob, carol, dave] { session.send("q") }
+        #expect(dave.waitFor("EXIT=0") != nil, "dave's exit: \(dave.screen())")
+        #expect(carol.waitFor("EXIT=0") != nil, "carol's exit: \(carol.screen())")
+        // Each of them left two logs, the spectator's and the player's, and both verify.
+        let logs = try FileManager.default.contentsOfDirectory(atPath: state + "/eggs").filter { $0.hasSuffix(".jsonl") }
+        for id in ["00000000000000c3", "00000000000000d4"] {
+            let own = logs.filter { $0.hasPrefix(id) }
+            #expect(own.count == 2, "logs of \(id): \(own)")
+            for log in own {
+                let verify = try Harness.run(["replay", "--verify", state + "/eggs/" + log])
+                #expect(verify.status == 0, "\(log): \(verify.stdout) \(verify.stderr)")
+            }
+        }
+    }
 }
