@@ -6,20 +6,24 @@ import Testing
 /// screen, a rematch, and what a spectator is shown.
 @Suite("network results in tmux", .serialized, .enabled(if: Harness.hasTmux, "tmux is not installed (scripts/setup.sh installs it)"), .tags(.slow), .slowTier)
 struct NetworkResultsTests {
+    /// `eggs-tui <common> --name NAME --id ID [--spectate]` in a tmux session of its own, its exit
+    /// status printed when it ends.
+    static func peer(_ name: String, id: String, spectate: Bool = false, common: String, state: String) throws -> TmuxSession {
+        try TmuxSession(command: "\(Harness.binary) \(common) --name \(name) --id \(id)\(spectate ? " --spectate" : ""); echo EXIT=$?; sleep 60",
+                        environment: ["XDG_STATE_HOME": state])
+    }
+
     @Test("network: the results stay until a key, a rematch starts at game 1, a spectator sees only its own key")
     func resultsAndRematch() throws {
         let port = TestPorts.next()
         let state = try Harness.temporaryDirectory("net-results")
         defer { try? FileManager.default.removeItem(atPath: state) }
         let common = "play --interface 127.0.0.1 --port \(port) --room res-\(port) --speed 9"
-        let alice = try TmuxSession(command: "\(Harness.binary) \(common) --name alice --id a1; echo EXIT=$?; sleep 60",
-                                    environment: ["XDG_STATE_HOME": state])
+        let alice = try Self.peer("alice", id: "a1", common: common, state: state)
         defer { alice.close() }
-        let bob = try TmuxSession(command: "\(Harness.binary) \(common) --name bob --id b2; echo EXIT=$?; sleep 60",
-                                  environment: ["XDG_STATE_HOME": state])
+        let bob = try Self.peer("bob", id: "b2", common: common, state: state)
         defer { bob.close() }
-        let carol = try TmuxSession(command: "\(Harness.binary) \(common) --name carol --id c3 --spectate; echo EXIT=$?; sleep 60",
-                                    environment: ["XDG_STATE_HOME": state])
+        let carol = try Self.peer("carol", id: "c3", spectate: true, common: common, state: state)
         defer { carol.close() }
         // The spectator is no member of the players' group: their lobby counts it as watching.
         #expect(alice.waitFor("1 watching") != nil && alice.waitFor("bob") != nil, "alice's lobby: \(alice.screen())")
@@ -73,14 +77,11 @@ struct NetworkResultsTests {
         let state = try Harness.temporaryDirectory("net-join")
         defer { try? FileManager.default.removeItem(atPath: state) }
         let common = "play --interface 127.0.0.1 --port \(port) --room join-\(port) --speed 9 --best-of 1"
-        let alice = try TmuxSession(command: "\(Harness.binary) \(common) --name alice --id a1; echo EXIT=$?; sleep 60",
-                                    environment: ["XDG_STATE_HOME": state])
+        let alice = try Self.peer("alice", id: "a1", common: common, state: state)
         defer { alice.close() }
-        let bob = try TmuxSession(command: "\(Harness.binary) \(common) --name bob --id b2; echo EXIT=$?; sleep 60",
-                                  environment: ["XDG_STATE_HOME": state])
+        let bob = try Self.peer("bob", id: "b2", common: common, state: state)
         defer { bob.close() }
-        let carol = try TmuxSession(command: "\(Harness.binary) \(common) --name carol --id c3 --spectate; echo EXIT=$?; sleep 60",
-                                    environment: ["XDG_STATE_HOME": state])
+        let carol = try Self.peer("carol", id: "c3", spectate: true, common: common, state: state)
         defer { carol.close() }
         #expect(alice.waitFor("1 watching") != nil && alice.waitFor("bob") != nil, "alice's lobby: \(alice.screen())")
         #expect(carol.waitFor("watching as a spectator") != nil, "carol's lobby: \(carol.screen())")
@@ -97,8 +98,7 @@ struct NetworkResultsTests {
         #expect(carol.screen().contains("alice") && carol.screen().contains("bob"), "carol's match: \(carol.screen())")
 
         // Dave watches that match and asks to play during it: he joins once it is over.
-        let dave = try TmuxSession(command: "\(Harness.binary) \(common) --name dave --id d4 --spectate; echo EXIT=$?; sleep 60",
-                                   environment: ["XDG_STATE_HOME": state])
+        let dave = try Self.peer("dave", id: "d4", spectate: true, common: common, state: state)
         defer { dave.close() }
         #expect(dave.waitFor("game 1,", seconds: 30) != nil, "dave does not see the match: \(dave.screen())")
         dave.send("r")
