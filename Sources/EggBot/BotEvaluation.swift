@@ -88,12 +88,6 @@ struct BotEvaluation {
         /// to 9.93 (seeds 0–99: 9.72 to 10.00). Under `sfe` the same (with both spawn columns)
         /// topped out more (8.98–9.13, 126–131 pairs a game).
         var oneSpawnColumnHeight = 10
-        /// Under `sfe`, per sandwich ready to close (``BotEvaluation/ripeSandwiches(_:)``): two eggs of
-        /// one colour with an egg between them that is one egg short of popping. On 200 solo games
-        /// (seeds 5000–5199) insane's mean largest chain by pair 50 went from 8.72 to 9.18 (9.09 with
-        /// 100, 8.66 with 250); counting stairs as well, or any egg between, did no better, and under
-        /// `tsu` it built shorter chains (10.48 against 10.62 with 100).
-        var ripeSandwich = 160
 
         /// A column's height in the U-shaped surface, against the mean.
         @inline(__always)
@@ -163,34 +157,7 @@ struct BotEvaluation {
             : Self.chainValue(potential.chain) &- (potential.eggs > 1 ? potential.chain &* weights.eggPenalty : 0)
         value &-= potential.excess &* weights.excess
         value &+= shape(board)
-        if buildsAroundTwoSpawns { value &+= ripeSandwiches(board) &* build.ripeSandwich }
         return value
-    }
-
-    /// Sandwiches ready to close: an egg with one of its colour two rows above it and, between
-    /// them, an egg of another colour whose group holds 3 (one egg short of popping). When that
-    /// group pops the two eggs touch: the shape of a chain's next step.
-    func ripeSandwiches(_ board: Board) -> Int {
-        let lane = Board.laneBits
-        // Eggs in groups of 3 or more: a cell with two or more neighbours of its colour, or the one
-        // neighbour of such a cell (in a group of 3 or more every cell is one or the other).
-        var ripe: UInt128 = 0
-        for code in UInt8(1)...6 {
-            let plane = BotSimulator.plane(board, code: code) & simulator.poppingMask
-            if plane == 0 { continue }
-            let up = plane & (plane << 1), down = plane & (plane >> 1)
-            let right = plane & (plane << lane), left = plane & (plane >> lane)
-            let twoOrMore = (up & (down | right | left)) | (down & (right | left)) | (right & left)
-            ripe |= (twoOrMore | (twoOrMore << 1) | (twoOrMore >> 1) | (twoOrMore << lane) | (twoOrMore >> lane)) & plane
-        }
-        var sandwiches = 0
-        for code in UInt8(1)...6 {
-            let plane = BotSimulator.plane(board, code: code) & simulator.poppingMask
-            if plane == 0 { continue }
-            // (c, y) and (c, y + 2) of this colour, (c, y + 1) a ripe egg of another.
-            sandwiches &+= (plane & (plane >> 2) & ((ripe & ~plane) >> 1)).nonzeroBitCount
-        }
-        return sandwiches
     }
 
     /// Same-colour contacts, surface smoothness and the height of the spawn columns.

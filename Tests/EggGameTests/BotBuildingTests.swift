@@ -119,40 +119,4 @@ struct BotBuildingTests {
         sfe.building = true
         #expect(sfe.dangerFrom == 9 && sfe.spawnFire == 9)
     }
-
-    @Test("ripe sandwiches: two eggs of one colour around an egg of a group of 3 of another")
-    func ripeSandwichesCounted() {
-        let evaluation = BotEvaluation(eggsMax: 3)
-        // Reds around a blue of three blues (column 0 from the bottom: R, B, R; column 1: Y, B, B).
-        #expect(evaluation.ripeSandwiches(board("RB....", "BB....", "RY....")) == 1)
-        // The blue between alone, or in a group of 2: not ripe.
-        #expect(evaluation.ripeSandwiches(board("R.....", "B.....", "RY....")) == 0)
-        #expect(evaluation.ripeSandwiches(board("R.....", "BB....", "RY....")) == 0)
-        // Garbage between: it never pops by a group.
-        #expect(evaluation.ripeSandwiches(board("R.....", "#.....", "RY....")) == 0)
-        // Three blues in a row, one of them between the reds.
-        #expect(evaluation.ripeSandwiches(board("R.....", "BBB...", "RYY...")) == 1)
-        // Three reds in column 0 around a ripe blue and a ripe yellow: two sandwiches.
-        #expect(evaluation.ripeSandwiches(board("R.....", "YY....", "RY....", "BB....", "RB....")) == 2)
-    }
-
-    @Test("building under sfe, of two boards alike in potential chain and shape, the one holding a ripe sandwich scores higher")
-    func ripeSandwichWhileBuilding() {
-        // The same eggs; in the first the reds lie around the blues' group of 3, in the second apart.
-        let sandwich = board("RB....", "BB....", "RY...."), apart = board("RB....", "BB....", "YR....")
-        for rules in [RuleSet.sfe, .tsu] {
-            var building = BotEvaluation(eggsMax: 3, rules: rules)
-            building.building = true
-            #expect(building.potential(sandwich) == building.potential(apart))
-            #expect(building.shape(sandwich) == building.shape(apart))
-            let quick = BotEvaluation(eggsMax: 3, rules: rules)
-            #expect(quick.score(sandwich) == quick.score(apart))
-            if rules == .sfe {
-                #expect(building.score(sandwich) - building.score(apart) == 160)
-            } else {
-                // Under tsu it built shorter chains: no term.
-                #expect(building.score(sandwich) == building.score(apart))
-            }
-        }
-    }
 }
