@@ -783,7 +783,7 @@ final class NetPlayScreen: Screen {
             row = putWrapped(row, "The match starts 3 s after every player is ready; 30 s after the first ready, with two ready, a ready player may start it.", on: term)
         }
         if spectator {
-            _ = putWrapped(row, "You are watching: the next match is shown when it starts.   \(keys.label(.ready)): play   \(keys.label(.quit)): quit", on: term)
+            _ = putWrapped(row, "You are watching: the next match is shown when it starts.   \(keys.label(.ready)): join the players   \(keys.label(.quit)): quit", on: term)
         } else {
             let readyHint = match.isMarkedReady ? "not ready" : "ready"
             let startNow = match.canStartNow(now: now) ? "   n: start now" : ""
@@ -804,8 +804,7 @@ final class NetPlayScreen: Screen {
         }
         let readyKey = keys.label(.ready)
         if spectator {
-            let join = "press \(readyKey) to join the players"
-            return others.count < 2 ? "Waiting for players: a match needs two; \(share); or \(join)." : "You are watching: \(join)."
+            return others.count < 2 ? "Waiting for players: a match needs two; \(share); or press \(readyKey) to join the players." : nil
         }
         if others.isEmpty {
             return "Waiting for players: \(share), or b to practise against a bot meanwhile."
