@@ -199,7 +199,6 @@ extension EggsCommand {
                     // lobby, between matches): the same ID, a new incarnation and log.
                     if let failure = peer.logFailure { throw CommandFailure.detected(failure) }
                     peer.close()
-                    peer.history = nil
                     peer = try open(spectator: false)
                     peer.history = history
                     screen = makeScreen(spectator: false)
