@@ -6,24 +6,37 @@ import Testing
 /// screen, a rematch, and what a spectator is shown.
 @Suite("network results in tmux", .serialized, .enabled(if: Harness.hasTmux, "tmux is not installed (scripts/setup.sh installs it)"), .tags(.slow), .slowTier)
 struct NetworkResultsTests {
-    /// `eggs-tui <common> --name NAME --id ID [--spectate]` in a tmux session of its own, its exit
-    /// status printed when it ends.
-    static func peer(_ name: String, id: String, spectate: Bool = false, common: String, state: String) throws -> TmuxSession {
-        try TmuxSession(command: "\(Harness.binary) \(common) --name \(name) --id \(id)\(spectate ? " --spectate" : ""); echo EXIT=$?; sleep 60",
-                        environment: ["XDG_STATE_HOME": state])
+    /// A room of tmux peers on 127.0.0.1: a port and a state directory of its own, and the
+    /// `play` flags its peers share.
+    struct Room {
+        let state: String
+        let common: String
+
+        init(_ label: String, flags: String) throws {
+            let port = TestPorts.next()
+            state = try Harness.temporaryDirectory("net-\(label)")
+            common = "play --interface 127.0.0.1 --port \(port) --room \(label)-\(port) \(flags)"
+        }
+
+        /// `eggs-tui <common> --name NAME --id ID [--spectate]` in a tmux session of its own, its
+        /// exit status printed when it ends.
+        func peer(_ name: String, id: String, spectate: Bool = false) throws -> TmuxSession {
+            try TmuxSession(command: "\(Harness.binary) \(common) --name \(name) --id \(id)\(spectate ? " --spectate" : ""); echo EXIT=$?; sleep 60",
+                            environment: ["XDG_STATE_HOME": state])
+        }
+
+        func remove() { try? FileManager.default.removeItem(atPath: state) }
     }
 
     @Test("network: the results stay until a key, a rematch starts at game 1, a spectator sees only its own key")
     func resultsAndRematch() throws {
-        let port = TestPorts.next()
-        let state = try Harness.temporaryDirectory("net-results")
-        defer { try? FileManager.default.removeItem(atPath: state) }
-        let common = "play --interface 127.0.0.1 --port \(port) --room res-\(port) --speed 9"
-        let alice = try Self.peer("alice", id: "a1", common: common, state: state)
+        let room = try Room("res", flags: "--speed 9")
+        defer { room.remove() }
+        let alice = try room.peer("alice", id: "a1")
         defer { alice.close() }
-        let bob = try Self.peer("bob", id: "b2", common: common, state: state)
+        let bob = try room.peer("bob", id: "b2")
         defer { bob.close() }
-        let carol = try Self.peer("carol", id: "c3", spectate: true, common: common, state: state)
+        let carol = try room.peer("carol", id: "c3", spectate: true)
         defer { carol.close() }
         // The spectator is no member of the players' group: their lobby counts it as watching.
         #expect(alice.waitFor("1 watching") != nil && alice.waitFor("bob") != nil, "alice's lobby: \(alice.screen())")
@@ -73,15 +86,13 @@ struct NetworkResultsTests {
 
     @Test("network: a spectator joins the players with the ready key; pressed during a match, it joins when the match ends")
     func spectatorJoinsThePlayers() throws {
-        let port = TestPorts.next()
-        let state = try Harness.temporaryDirectory("net-join")
-        defer { try? FileManager.default.removeItem(atPath: state) }
-        let common = "play --interface 127.0.0.1 --port \(port) --room join-\(port) --speed 9 --best-of 1"
-        let alice = try Self.peer("alice", id: "a1", common: common, state: state)
+        let room = try Room("join", flags: "--speed 9 --best-of 1")
+        defer { room.remove() }
+        let alice = try room.peer("alice", id: "a1")
         defer { alice.close() }
-        let bob = try Self.peer("bob", id: "b2", common: common, state: state)
+        let bob = try room.peer("bob", id: "b2")
         defer { bob.close() }
-        let carol = try Self.peer("carol", id: "c3", spectate: true, common: common, state: state)
+        let carol = try room.peer("carol", id: "c3", spectate: true)
         defer { carol.close() }
         #expect(alice.waitFor("1 watching") != nil && alice.waitFor("bob") != nil, "alice's lobby: \(alice.screen())")
         #expect(carol.waitFor("watching as a spectator") != nil, "carol's lobby: \(carol.screen())")
@@ -98,7 +109,7 @@ struct NetworkResultsTests {
         #expect(carol.screen().contains("alice") && carol.screen().contains("bob"), "carol's match: \(carol.screen())")
 
         // Dave watches that match and asks to play during it: he joins once it is over.
-        let dave = try Self.peer("dave", id: "d4", spectate: true, common: common, state: state)
+        let dave = try room.peer("dave", id: "d4", spectate: true)
         defer { dave.close() }
         #expect(dave.waitFor("game 1,", seconds: 30) != nil, "dave does not see the match: \(dave.screen())")
         dave.send("r")
@@ -114,12 +125,12 @@ struct NetworkResultsTests {
         #expect(dave.waitFor("EXIT=0") != nil, "dave's exit: \(dave.screen())")
         #expect(carol.waitFor("EXIT=0") != nil, "carol's exit: \(carol.screen())")
         // Each of them left two logs, the spectator's and the player's, and both verify.
-        let logs = try FileManager.default.contentsOfDirectory(atPath: state + "/eggs").filter { $0.hasSuffix(".jsonl") }
+        let logs = try FileManager.default.contentsOfDirectory(atPath: room.state + "/eggs").filter { $0.hasSuffix(".jsonl") }
         for id in ["00000000000000c3", "00000000000000d4"] {
             let own = logs.filter { $0.hasPrefix(id) }
             #expect(own.count == 2, "logs of \(id): \(own)")
             for log in own {
-                let verify = try Harness.run(["replay", "--verify", state + "/eggs/" + log])
+                let verify = try Harness.run(["replay", "--verify", room.state + "/eggs/" + log])
                 #expect(verify.status == 0, "\(log): \(verify.stdout) \(verify.stderr)")
             }
         }

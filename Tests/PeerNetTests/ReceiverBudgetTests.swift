@@ -20,6 +20,17 @@ struct ReceiverBudgetTests {
         return network
     }
 
+    /// A receiver (`receiver`, its `listen` flagged as a receiver's with `flagged`) is heard by
+    /// member 1, which then keeps delivered messages for it; after `nanoseconds`, how far member
+    /// 2's stream was delivered at member 1.
+    static func receiverHeard(in network: SimNetwork, from receiver: PeerID, flagged: Bool, thenRun nanoseconds: UInt64) -> UInt64 {
+        let a = network.node(PeerID(1)), core = a.core!
+        network.inject(forge(.listen(viewID: core.view.id, viewKey: core.view.key, server: PeerID(0), wantsSync: false),
+                             from: receiver, incarnation: 1, to: a, fromReceiver: flagged), to: a.peerID)
+        network.run(forNanoseconds: nanoseconds)
+        return core.deliveredUpTo(PeerID(2)) ?? 0
+    }
+
     @Test("a flood of listen asks from 5,000 made-up IDs: at most one snapshot asked a second; the receiver table stays bounded")
     func listenFlood() {
         let network = Self.group(seed: 1)
@@ -47,10 +58,7 @@ struct ReceiverBudgetTests {
         let a = network.node(PeerID(1)), b = network.node(PeerID(2))
         let core = a.core!
         // A receiver is around: members keep delivered messages for it.
-        network.inject(forge(.listen(viewID: core.view.id, viewKey: core.view.key, server: PeerID(0), wantsSync: false),
-                             from: PeerID(0x7777), incarnation: 1, to: a), to: a.peerID)
-        network.run(forNanoseconds: 500 * Self.ms)
-        let held = core.deliveredUpTo(b.peerID) ?? 0
+        let held = Self.receiverHeard(in: network, from: PeerID(0x7777), flagged: false, thenRun: 500 * Self.ms)
         #expect(held > 100, "b's messages delivered at a: \(held)")
         let before = core.stats.messagesRetransmitted
         let member = b.member

@@ -73,10 +73,7 @@ struct ReceiverFlagTests {
         let network = ReceiverBudgetTests.group(seed: 7)
         let a = network.node(PeerID(1)), b = network.node(PeerID(2))
         let core = a.core!
-        network.inject(forge(.listen(viewID: core.view.id, viewKey: core.view.key, server: PeerID(0), wantsSync: false),
-                             from: PeerID(0x7000), incarnation: 1, to: a, fromReceiver: true), to: a.peerID)
-        network.run(forNanoseconds: 300 * ms)
-        let held = core.deliveredUpTo(b.peerID) ?? 0
+        let held = ReceiverBudgetTests.receiverHeard(in: network, from: PeerID(0x7000), flagged: true, thenRun: 300 * ms)
         #expect(held > 50, "b's messages delivered at a: \(held)")
         let before = core.stats
         let lost = (held - 20)...(held - 11)
