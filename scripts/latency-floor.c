@@ -2,6 +2,9 @@
 // each multicasting a 64-byte datagram at a steady rate (TTL 0, loopback only) and receiving the
 // others' in an event loop (ppoll until its next send is due), with no protocol at all. Prints the
 // one-way latency percentiles of every delivery. Built and run by scripts/latency-floor.sh.
+// A fifth argument, WORK (µs, default 0), spins that long on each received datagram before
+// taking its delivery time: the floor of any code that spends WORK of CPU on a delivery
+// (docs/network.md, "Latency on one machine").
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <poll.h>
@@ -18,6 +21,7 @@ static int cmp(const void *a, const void *b) { double x = *(const double *)a, y 
 int main(int argc, char **argv) {
     int peers = argc > 1 ? atoi(argv[1]) : 4, port = argc > 4 ? atoi(argv[4]) : 47999;
     double rate = argc > 2 ? atof(argv[2]) : 60, seconds = argc > 3 ? atof(argv[3]) : 20;
+    double work = argc > 5 ? atof(argv[5]) : 0;
     int n = (int)(rate * seconds), fds[16][2];
     double start = now_us() + 500000;
     for (int p = 0; p < peers; p++) {
@@ -50,8 +54,12 @@ int main(int argc, char **argv) {
                 if (ppoll(&pf, 1, &ts, 0) > 0) {
                     char buf[64]; double t;
                     while (recv(s, buf, sizeof buf, MSG_DONTWAIT) == 64) {
-                        double at = now_us(); memcpy(&t, buf + 8, sizeof t);
-                        if (buf[0] != (char)p && got < n * peers) lat[got++] = at - t;
+                        memcpy(&t, buf + 8, sizeof t);
+                        if (buf[0] != (char)p && got < n * peers) {
+                            double until = now_us() + work;
+                            while (now_us() < until) {}
+                            lat[got++] = now_us() - t;
+                        }
                     }
                 }
             }
@@ -70,6 +78,7 @@ int main(int argc, char **argv) {
     while (wait(0) > 0) {}
     qsort(all, total, sizeof(double), cmp);
     int over = 0; for (int i = 0; i < total; i++) over += all[i] > 200;
+    if (work > 0) printf("%.0f us of work a delivery, ", work);
     printf("%d peers x %.0f msg/s, %d deliveries: p50 %.0f us, p90 %.0f us, p99 %.0f us, p99.9 %.0f us, max %.0f us; over 200 us: %.2f %%\n",
            peers, rate, total, all[total / 2], all[(int)(total * .9)], all[(int)(total * .99)], all[(int)(total * .999)], all[total - 1], 100.0 * over / total);
     return 0;
