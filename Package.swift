@@ -46,11 +46,13 @@ let package = Package(
             ],
             swiftSettings: optimizedInDebug
         ),
-        // The SwiftNIO UDP multicast adapter around the PeerNet core.
+        // ppoll, recvmmsg and pipe2 for a peer's reading thread (Swift's Glibc module leaves them out).
+        .target(name: "CEggsIO"),
+        // The UDP multicast adapter around the PeerNet core: a reading thread per peer, plain sendto.
         .target(
             name: "PeerNetUDP",
             dependencies: [
-                "PeerNet",
+                "PeerNet", "CEggsIO",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

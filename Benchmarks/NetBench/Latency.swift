@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import NIOPosix
 import PeerNet
 import PeerNetUDP
 import Synchronization
@@ -240,10 +239,8 @@ struct LatencyPeer: ParsableCommand {
         let me = PeerID(id)
         var config = PeerNetConfig(room: "netbench-\(port)", peerID: me, incarnation: UInt64(getpid()))
         timers.apply(to: &config)
-        let loop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        defer { try? loop.syncShutdownGracefully() }
         let recorder = Recorder(count: count, senders: senders, keepStamps: markAtNs != nil)
-        let host = try PeerHost(config: config, options: group.multicast(port: port), group: loop) { event, core, now in
+        let host = try PeerHost(config: config, options: group.multicast(port: port)) { event, core, now in
             // Receivers start from a snapshot of the application's state: here there is none.
             if event == .receiversWaiting { core.answerReceivers(snapshot: [], now: now) }
             recorder.take(event, me: me)
@@ -348,8 +345,6 @@ struct LatencyReceivers: ParsableCommand {
     func run() throws {
         alarm(UInt32(seconds) + 30)  // last resort: the kernel ends this process
         guard let port = group.port else { throw ValidationError("--port is required") }
-        let loop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        defer { try? loop.syncShutdownGracefully() }
         let counts = Mutex<[Int]>(Array(repeating: 0, count: count))
         var hosts: [PeerHost] = []
         defer { hosts.forEach { $0.close() } }
@@ -358,7 +353,7 @@ struct LatencyReceivers: ParsableCommand {
                                        incarnation: UInt64(getpid()) << 16 | UInt64(index))
             timers.apply(to: &config)
             config.receiveOnly = !asMembers
-            hosts.append(try PeerHost(config: config, options: group.multicast(port: port), group: loop) { event, _, _ in
+            hosts.append(try PeerHost(config: config, options: group.multicast(port: port)) { event, _, _ in
                 if case .delivered(let d) = event, d.payload.count >= 16 { counts.withLock { $0[index] += 1 } }
             })
         }

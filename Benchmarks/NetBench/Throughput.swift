@@ -173,10 +173,8 @@ struct ThroughputPeer: ParsableCommand {
         let me = PeerID(id)
         var config = PeerNetConfig(room: "netbench-\(port)", peerID: me, incarnation: UInt64(getpid()))
         timers.apply(to: &config)
-        let loop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        defer { try? loop.syncShutdownGracefully() }
         let counter = Counter(start: startAtNs, end: endAtNs)
-        let host = try PeerHost(config: config, options: group.multicast(port: port), group: loop) { event, _, _ in
+        let host = try PeerHost(config: config, options: group.multicast(port: port)) { event, _, _ in
             counter.take(event, me: me)
         }
         guard wait(seconds: 15, { counter.members.load(ordering: .relaxed) == peers }) else {

@@ -1,3 +1,4 @@
+import CEggsIO
 import NIOCore
 import PeerNet
 import NIOPosix
@@ -47,8 +48,10 @@ public struct MulticastSocketError: Error, CustomStringConvertible {
     public let description: String
 }
 
-/// One UDP socket bound to the group's port and joined to the group, for receiving (NIO,
-/// many datagrams per read), and one unbound UDP socket for sending (plain `sendto`).
+/// One UDP socket bound to the group's port and joined to the group, for receiving, and one
+/// unbound UDP socket for sending (plain `sendto`). The receiving socket is read either by the
+/// caller's own thread (``openForOwnThread(options:)``, what ``PeerHost`` does) or by a NIO event
+/// loop (``open(options:on:onDatagrams:onAnnouncement:)``, many datagrams per read).
 ///
 /// Every socket on the shared port receives every datagram of the group, its own
 /// included (SO_REUSEADDR lets several peers share the port on one host). Sends go to
@@ -56,7 +59,14 @@ public struct MulticastSocketError: Error, CustomStringConvertible {
 /// lost packet, never as an error: the reliable layer above repairs it.
 public final class MulticastSocket: @unchecked Sendable {
     public let options: MulticastOptions
-    public let channel: Channel
+    /// Who reads the receiving socket.
+    private enum Receiving {
+        /// A NIO datagram channel on an event loop.
+        case channel(Channel)
+        /// The owner's thread (``read(_:)``).
+        case ownThread(ReceiveSocket)
+    }
+    private let receiving: Receiving
     private let sendFailures = Atomic<UInt64>(0)
     /// The sending socket, `nil` once closed; its lock also orders concurrent callers.
     private let sender: Mutex<Int32?>
@@ -65,9 +75,9 @@ public final class MulticastSocket: @unchecked Sendable {
     /// Datagrams the kernel refused to send (counted as lost).
     public var sendFailureCount: UInt64 { sendFailures.load(ordering: .relaxed) }
 
-    private init(options: MulticastOptions, channel: Channel, sendFD: Int32, destination: sockaddr_in) {
+    private init(options: MulticastOptions, receiving: Receiving, sendFD: Int32, destination: sockaddr_in) {
         self.options = options
-        self.channel = channel
+        self.receiving = receiving
         self.sender = Mutex(sendFD)
         self.destination = destination
     }
@@ -172,7 +182,51 @@ public final class MulticastSocket: @unchecked Sendable {
             _ = channel.close()
             throw error
         }
-        return MulticastSocket(options: options, channel: channel, sendFD: sendFD, destination: group4.address)
+        return MulticastSocket(options: options, receiving: .channel(channel), sendFD: sendFD, destination: group4.address)
+    }
+
+    /// Opens the sockets for a caller that reads the receiving one on its own thread: it waits with
+    /// ``waitForDatagrams(wake:timeoutNanoseconds:)`` and reads with ``read(_:)``.
+    static func openForOwnThread(options: MulticastOptions) throws -> MulticastSocket {
+        let group = try groupAddress(options.group, port: options.port)
+        let interface = try interfaceAddress(options.interface)
+        let receiver = try ReceiveSocket(options: options, group: group.sin_addr, interface: interface)
+        let sendFD: Int32
+        do {
+            sendFD = try openSender(interface: interface, options: options)
+        } catch {
+            receiver.close()
+            throw error
+        }
+        return MulticastSocket(options: options, receiving: .ownThread(receiver), sendFD: sendFD, destination: group)
+    }
+
+    /// The group's address and port, or a clear error.
+    private static func groupAddress(_ text: String, port: Int) throws -> sockaddr_in {
+        let address: SocketAddress
+        do {
+            address = try SocketAddress(ipAddress: text, port: port)
+        } catch {
+            throw MulticastSocketError(description: "invalid multicast group '\(text)'")
+        }
+        guard case .v4(let group4) = address, isMulticast(group4.address.sin_addr) else {
+            throw MulticastSocketError(description: "'\(text)' is not an IPv4 multicast group")
+        }
+        return group4.address
+    }
+
+    /// Own-thread sockets only: waits until a datagram is waiting (true), `wake` is written to,
+    /// or `timeoutNanoseconds` pass (nil: no timeout).
+    func waitForDatagrams(wake: WakePipe, timeoutNanoseconds: UInt64?) -> Bool {
+        guard case .ownThread(let receiver) = receiving, let fd = receiver.fileDescriptor else { return false }
+        return eggs_io_wait(fd, wake.readEnd, timeoutNanoseconds.map { Int64(clamping: $0) } ?? -1) == 1
+    }
+
+    /// Own-thread sockets only: reads the datagrams waiting, without blocking (``ReceiveSocket/read(_:)``).
+    @discardableResult
+    func read(_ body: (UnsafeRawBufferPointer, sockaddr_in) -> Void) -> Int {
+        guard case .ownThread(let receiver) = receiving else { return 0 }
+        return receiver.read(body)
     }
 
     /// Multicasts one datagram to the group. Failures are counted as lost packets.
@@ -190,9 +244,13 @@ public final class MulticastSocket: @unchecked Sendable {
         send(batch, to: options.multicast ? [destination] : [], lostIfClosed: batch.count)
     }
 
-    /// Closes both sockets; waits until the receiving one is closed. Safe to call twice.
+    /// Closes both sockets; waits until the receiving one is closed. Safe to call twice. An
+    /// own-thread socket's reader must have stopped first.
     public func close() {
-        try? channel.close().wait()
+        switch receiving {
+        case .channel(let channel): try? channel.close().wait()
+        case .ownThread(let receiver): receiver.close()
+        }
         closeSender()
     }
 
@@ -254,6 +312,10 @@ public final class MulticastSocket: @unchecked Sendable {
     }
 
     private func attach(_ program: [SocketFilterInstruction]) throws {
+        guard case .channel(let channel) = receiving else {
+            guard case .ownThread(let receiver) = receiving else { return }
+            return try receiver.attach(program)
+        }
         guard let provider = channel as? SocketOptionProvider else {
             throw MulticastSocketError(description: "the channel has no socket options")
         }
@@ -336,7 +398,7 @@ struct SocketFilterInstruction {
 }
 
 /// `struct sock_fprog`: the program's length and where it is (the kernel copies it).
-private struct SocketFilterProgram: @unchecked Sendable {
+struct SocketFilterProgram: @unchecked Sendable {
     var count: UInt16
     var instructions: UnsafeRawPointer
 }

@@ -1,5 +1,4 @@
-import NIOCore
-import NIOPosix
+import CEggsIO
 import PeerNet
 import Synchronization
 #if canImport(Glibc)
@@ -9,10 +8,15 @@ import Glibc
 /// Runs one `ReliableMulticast` core on a real multicast socket.
 ///
 /// The host is the thin adapter of the sans-I/O design: it passes received bytes and
-/// the monotonic time to the core, multicasts what the core wants sent, arms one timer
-/// at the core's next deadline, and hands the core's events to `onEvent`. The core and
-/// whatever `onEvent` touches live under one lock, so the game loop on another thread
-/// may call ``withCore(_:)`` to send.
+/// the monotonic time to the core, multicasts what the core wants sent, wakes at the core's
+/// next deadline, and hands the core's events to `onEvent`. The core and whatever `onEvent`
+/// touches live under one lock, so the game loop on another thread may call ``withCore(_:)``
+/// to send.
+///
+/// One thread of the host's own waits (`ppoll`) for a datagram, the core's next deadline, or
+/// a wake-up, and handles what it woke for: a datagram is read and delivered by the thread the
+/// kernel woke for it, with no event loop between (docs/network.md, "Latency on one machine").
+/// `onEvent` runs on that thread, or on the thread that called ``withCore(_:)``.
 public final class PeerHost: @unchecked Sendable {
     /// Called under the host's lock, in the core's event order.
     public typealias EventHandler = (PeerNetEvent, ReliableMulticast, NetTime) -> Void
@@ -20,68 +24,69 @@ public final class PeerHost: @unchecked Sendable {
     private let lock = Mutex<Void>(())
     private let core: ReliableMulticast
     private var socket: MulticastSocket?
-    private let eventLoop: EventLoop
-    /// The one NIO callback armed at `timerDeadline` (a callback, not a task: no promise to make or fail).
-    private var timer: NIOScheduledCallback?
-    /// This host, weakly: what the timer's callback calls.
-    private let weakSelf: WeakHost
+    /// What cuts the reading thread's wait short.
+    private let wake: WakePipe
+    /// The reading thread, until ``close()`` has joined it.
+    private var thread: pthread_t?
+    /// What the reading thread is doing (used under the lock only).
+    private var reader: ReaderState = .awake
+    /// The core's deadline: the reading thread wakes at it and runs the core's timeout.
     private var timerDeadline: NetTime?
+    /// When the reading thread next announces this peer's addresses.
+    private var announceDue: NetTime
     private var onEvent: EventHandler
     private var closed = false
     /// Datagrams collected by one pump (used under the lock only).
     private var outgoing: [[UInt8]] = []
     /// The unicast peers' addresses (`--peer` and learned), used under the lock only.
     private var book: AddressBook
-    private var announcer: RepeatedTask?
     /// Calls of ``withCore(_:)`` (used under the lock only): each takes the lock once and pumps once.
     private var coreCalls = 0
+    private let announceIntervalNanoseconds: UInt64
     /// A timer that runs this much after its deadline means the process was stopped (SIGSTOP,
     /// a suspended laptop) for longer than the others wait before suspecting it.
     private let pauseNanoseconds: UInt64
 
-    /// Opens the socket and starts the core. `onEvent` receives every event.
+    /// Opens the socket, starts the core and the reading thread. `onEvent` receives every event.
     public init(
         config: PeerNetConfig,
         options: MulticastOptions,
-        group: EventLoopGroup,
         onEvent: @escaping EventHandler
     ) throws {
         precondition(config.datagramBytesMax <= MulticastSocket.readSlotBytes,
                      "datagrams of \(config.datagramBytesMax) bytes would not fit a read slot of \(MulticastSocket.readSlotBytes)")
-        let eventLoop = group.next()
-        self.eventLoop = eventLoop
-        self.core = ReliableMulticast(config: config, now: MonotonicClock.now())
+        let now = MonotonicClock.now()
+        self.core = ReliableMulticast(config: config, now: now)
         self.onEvent = onEvent
         self.pauseNanoseconds = config.suspectTimeoutNanoseconds
-        let box = WeakHost()
-        self.weakSelf = box
         // Every host keeps an address book, so a peer that was given no address still
         // answers (by unicast) the peers that announce themselves to it.
         var generator = SystemRandomNumberGenerator()
         let book = AddressBook(options: options.unicast ?? UnicastOptions(peers: []), room: config.room,
                                passphrase: config.passphrase, listeningPort: UInt16(clamping: options.port),
                                nonce: generator.next(), challengeSecret: (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) },
-                               now: MonotonicClock.now())
+                               now: now)
         self.book = book
-        let onAnnouncement: @Sendable ([UInt8], PeerAddress) -> Void = { bytes, source in
-            box.host?.receivedAnnouncement(bytes, source: source)
-        }
-        socket = try MulticastSocket.open(options: options, on: eventLoop, onDatagrams: { batch in
-            box.host?.received(batch)
-        }, onAnnouncement: onAnnouncement)
-        box.host = self
+        self.announceIntervalNanoseconds = book.options.announceIntervalMilliseconds * 1_000_000
+        self.announceDue = now
+        self.wake = try WakePipe()
+        let socket = try MulticastSocket.openForOwnThread(options: options)
+        self.socket = socket
         // Without the filter (a kernel that refuses it) the core drops its echoes itself, as before.
         // A receiver's filter drops every receiver's datagrams, its own among them.
         if config.receiveOnly {
-            receiversDatagramsFiltered = (try? socket?.dropReceiversDatagrams()) != nil
+            receiversDatagramsFiltered = (try? socket.dropReceiversDatagrams()) != nil
             ownEchoesFiltered = receiversDatagramsFiltered
         } else if options.dropOwnEchoes {
-            ownEchoesFiltered = (try? socket?.dropOwnEchoes(sender: config.peerID.raw, incarnation: config.incarnation)) != nil
-        }
-        announcer = eventLoop.scheduleRepeatedTask(initialDelay: .zero, delay: .milliseconds(Int64(book.options.announceIntervalMilliseconds))) { _ in
-            box.host?.announce()
+            ownEchoesFiltered = (try? socket.dropOwnEchoes(sender: config.peerID.raw, incarnation: config.incarnation)) != nil
         }
         withCore { _ in }
+        do {
+            thread = try Self.startReader(host: WeakHost(self), socket: socket, wake: wake, name: Self.threadName(config.peerID))
+        } catch {
+            socket.close()
+            throw error
+        }
     }
 
     /// Counters of the unicast address sharing.
@@ -93,22 +98,17 @@ public final class PeerHost: @unchecked Sendable {
     /// The addresses still to prove (they get probes, never game datagrams).
     public var unprovenAddresses: [PeerAddress] { lock.withLock { _ in book.unproven } }
 
-    private func receivedAnnouncement(_ bytes: [UInt8], source: PeerAddress) {
-        lock.withLock { _ in
-            guard !closed else { return }
-            for (address, reply) in book.handleAnnouncement(bytes, source: source, now: MonotonicClock.now()) {
-                socket?.send([reply], to: [address])
-            }
+    /// Must hold the lock.
+    private func receivedAnnouncement(_ bytes: [UInt8], source: PeerAddress, now: NetTime) {
+        for (address, reply) in book.handleAnnouncement(bytes, source: source, now: now) {
+            socket?.send([reply], to: [address])
         }
     }
 
-    /// Tells every proven address the proven addresses this peer knows, and probes the others.
-    private func announce() {
-        lock.withLock { _ in
-            guard !closed else { return }
-            for (address, announcement) in book.pollAnnouncements(now: MonotonicClock.now()) {
-                socket?.send([announcement], to: [address])
-            }
+    /// Must hold the lock. Tells every proven address the proven addresses this peer knows, and probes the others.
+    private func announce(now: NetTime) {
+        for (address, announcement) in book.pollAnnouncements(now: now) {
+            socket?.send([announcement], to: [address])
         }
     }
 
@@ -129,20 +129,36 @@ public final class PeerHost: @unchecked Sendable {
     /// command costs the host. Reading it takes the lock but is not counted.
     public var coreCallCount: Int { lock.withLock { _ in coreCalls } }
 
-    /// Announces a graceful leave, sends it, and closes the socket.
+    /// Announces a graceful leave, sends it, stops the reading thread and closes the socket.
+    /// Not from `onEvent` (it runs under the host's lock).
     public func close() {
-        let socket: MulticastSocket? = lock.withLock { _ in
+        let stopping: (MulticastSocket?, pthread_t?)? = lock.withLock { _ in
             guard !closed else { return nil }
             core.leave(now: MonotonicClock.now())
             pump(now: MonotonicClock.now())
             closed = true
-            timer?.cancel()
-            timer = nil
-            announcer?.cancel()
-            announcer = nil
-            return self.socket
+            defer { thread = nil }
+            return (self.socket, thread)
+        }
+        guard let (socket, thread) = stopping else { return }
+        wake.wake()
+        if let thread {
+            if pthread_equal(thread, pthread_self()) != 0 {
+                pthread_detach(thread)
+            } else {
+                pthread_join(thread, nil)
+            }
         }
         socket?.close()
+    }
+
+    deinit {
+        // Dropped without close(): the reading thread finds no host when it wakes, and stops; the
+        // sockets and the pipe it holds close as it lets them go.
+        if !closed {
+            wake.wake()
+            if let thread { pthread_detach(thread) }
+        }
     }
 
     /// Whether the kernel drops this peer's own multicast before it wakes the peer
@@ -157,38 +173,117 @@ public final class PeerHost: @unchecked Sendable {
     /// Datagrams the kernel refused to send.
     public var sendFailureCount: UInt64 { socket?.sendFailureCount ?? 0 }
 
-    /// One read burst: every datagram under one lock acquisition, then one pump.
-    private func received(_ batch: [[UInt8]]) {
+    /// What the reading thread is doing, so that a caller that moves the core's deadline
+    /// earlier knows whether to wake it.
+    private enum ReaderState {
+        /// Handling what it woke for; it reads the deadline again before it waits.
+        case awake
+        /// Waiting until this deadline (nil: until a datagram or a wake-up).
+        case asleep(until: NetTime?)
+    }
+
+    /// What the reading thread does next.
+    private enum ReaderStep {
+        case wait(nanoseconds: UInt64?)
+        case stop
+    }
+
+    /// The reading thread's name: `eggs-` and the low 32 bits of the peer's ID in hex.
+    public static func threadName(_ id: PeerID) -> String {
+        let hex = String(id.raw & 0xFFFF_FFFF, radix: 16)
+        return "eggs-" + String(repeating: "0", count: 8 - hex.count) + hex
+    }
+
+    /// Starts the reading thread: wait, handle, again, until the host is closed or gone.
+    private static func startReader(host: WeakHost, socket: MulticastSocket, wake: WakePipe, name: String) throws -> pthread_t {
+        let body = ReaderBody {
+            var batch: [[UInt8]] = []
+            var announcements: [([UInt8], PeerAddress)] = []
+            while true {
+                // The host is held only between waits: dropped without close(), it is gone at the next wake.
+                guard let step = host.host?.readerWillWait(), case .wait(let nanoseconds) = step else { return }
+                let readable = socket.waitForDatagrams(wake: wake, timeoutNanoseconds: nanoseconds)
+                if readable {
+                    socket.read { bytes, source in
+                        // Unicast peers' address announcements go aside with their source address.
+                        if bytes.count >= 4, AddressBook.isAnnouncement(Array(bytes)) {
+                            announcements.append((Array(bytes), PeerAddress(ip: UInt32(bigEndian: source.sin_addr.s_addr),
+                                                                           port: UInt16(bigEndian: source.sin_port))))
+                        } else {
+                            batch.append(Array(bytes))
+                        }
+                    }
+                }
+                guard let host = host.host else { return }
+                host.readerWoke(batch: batch, announcements: announcements)
+                batch.removeAll(keepingCapacity: true)
+                announcements.removeAll(keepingCapacity: true)
+            }
+        }
+        var thread = pthread_t()
+        let context = Unmanaged.passRetained(body).toOpaque()
+        let created = pthread_create(&thread, nil, { raw in
+            let body = Unmanaged<ReaderBody>.fromOpaque(raw!).takeRetainedValue()
+            body.run()
+            return nil
+        }, context)
+        guard created == 0 else {
+            Unmanaged<ReaderBody>.fromOpaque(context).release()
+            throw MulticastSocketError(description: "cannot start the reading thread: \(String(cString: strerror(created)))")
+        }
+        eggs_io_name_thread(UInt(thread), name)
+        return thread
+    }
+
+    /// The reading thread, before it waits: how long, or stop.
+    private func readerWillWait() -> ReaderStep {
         lock.withLock { _ in
+            guard !closed else { return .stop }
+            let now = MonotonicClock.now()
+            var until = announceDue
+            if let deadline = timerDeadline, deadline < until { until = deadline }
+            reader = .asleep(until: until)
+            return .wait(nanoseconds: until > now ? until.nanoseconds(since: now) : 0)
+        }
+    }
+
+    /// The reading thread, woken: every datagram it read under one lock acquisition, the core's
+    /// timeout and the announcements if due, then one pump.
+    private func readerWoke(batch: [[UInt8]], announcements: [([UInt8], PeerAddress)]) {
+        lock.withLock { _ in
+            reader = .awake
             guard !closed else { return }
             var now = MonotonicClock.now()
             noticePause(now: now)
+            for (bytes, source) in announcements {
+                receivedAnnouncement(bytes, source: source, now: now)
+            }
             for (index, bytes) in batch.enumerated() {
                 if index > 0 { now = MonotonicClock.now() }
                 core.handleDatagram(bytes, now: now)
+            }
+            if let deadline = timerDeadline, deadline <= now {
+                timerDeadline = nil
+                core.handleTimeout(now: now)
+            }
+            if announceDue <= now {
+                announce(now: now)
+                announceDue = now.adding(nanoseconds: announceIntervalNanoseconds)
             }
             pump(now: now)
         }
     }
 
-    fileprivate func fired() {
-        lock.withLock { _ in
-            guard !closed else { return }
-            let now = MonotonicClock.now()
-            noticePause(now: now)
-            timerDeadline = nil
-            core.handleTimeout(now: now)
-            pump(now: now)
-        }
-    }
-
     /// Must hold the lock. The core's timer was due long ago and has not run: the whole process
-    /// was stopped. The core hears it first (it rejoins rather than wait to find itself blocked).
+    /// was stopped. The core hears it first (it rejoins rather than wait to find itself blocked),
+    /// then its timers run: every one that came due while stopped fires now, so the next deadline
+    /// is ahead (one left behind would read as another pause, and the core would rejoin again and
+    /// again).
     private func noticePause(now: NetTime) {
         guard let due = timerDeadline, now > due.adding(nanoseconds: pauseNanoseconds) else { return }
         timerDeadline = nil
-        timer?.cancel()
         core.resumeAfterPause(awayNanoseconds: now.nanoseconds(since: due), now: now)
+        core.handleTimeout(now: now)
     }
 
     /// Must hold the lock. Bounded: each pass drains queues the core bounds itself.
@@ -221,23 +316,26 @@ public final class PeerHost: @unchecked Sendable {
         outgoing.removeAll(keepingCapacity: true)
     }
 
+    /// Must hold the lock. Keeps the earliest deadline (a timeout that comes early does nothing
+    /// but re-arm), and wakes the reading thread if it sleeps past it.
     private func armTimer(now: NetTime) {
         guard !closed, let deadline = core.pollTimeout() else { return }
         if let current = timerDeadline, current <= deadline { return }
-        timer?.cancel()
         timerDeadline = deadline
-        let delay = Int64(clamping: deadline.nanoseconds(since: now))
-        // Throws only once the event loop is shutting down, when nothing is left to run.
-        timer = try? eventLoop.scheduleCallback(in: .nanoseconds(delay), handler: TimerCallback(host: weakSelf))
+        if case .asleep(let until) = reader, until.map({ deadline < $0 }) ?? true {
+            reader = .asleep(until: deadline)
+            wake.wake()
+        }
     }
 }
 
 private final class WeakHost: @unchecked Sendable {
     weak var host: PeerHost?
+    init(_ host: PeerHost) { self.host = host }
 }
 
-/// What the core's timer runs on the event loop.
-private struct TimerCallback: NIOScheduledCallbackHandler, Sendable {
-    let host: WeakHost
-    func handleScheduledCallback(eventLoop: some EventLoop) { host.host?.fired() }
+/// The reading thread's loop, handed to `pthread_create`.
+private final class ReaderBody {
+    let run: () -> Void
+    init(_ run: @escaping () -> Void) { self.run = run }
 }

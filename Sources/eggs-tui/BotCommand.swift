@@ -2,7 +2,6 @@ import ArgumentParser
 import Consensus
 import EggBot
 import EggGame
-import NIOPosix
 import PeerNet
 import PeerNetUDP
 #if canImport(Glibc)
@@ -273,8 +272,6 @@ extension EggsCommand {
 
         func run() throws {
             StopSignals.install()
-            let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-            defer { try? group.syncShutdownGracefully() }
             var generator = SystemRandomNumberGenerator()
             let baseSeed = seed ?? generator.next()
             let firstID = network.peerID()
@@ -305,7 +302,7 @@ extension EggsCommand {
                                               startingHeight: settings.startingHeight)
                 let peer: NetPeer
                 do {
-                    peer = try NetPeer(options: options, group: group)
+                    peer = try NetPeer(options: options)
                 } catch let error as MulticastSocketError {
                     throw CommandFailure.badInput(error.description)
                 }

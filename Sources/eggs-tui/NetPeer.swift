@@ -1,7 +1,6 @@
 import Consensus
 import DequeModule
 import EggGame
-import NIOCore
 import PeerNet
 import PeerNetUDP
 #if canImport(Glibc)
@@ -12,7 +11,7 @@ import Glibc
 /// (``PeerHost``), the replicated match driven by a ``MatchNode`` (the same driver the
 /// simulator runs) and the message log.
 ///
-/// Everything mutable lives under the host's lock: the NIO event loop hands it datagrams
+/// Everything mutable lives under the host's lock: the host's reading thread hands it datagrams
 /// and timers, the game loop (terminal or bot ticker) hands it ticks and moves through
 /// ``withMatch(_:)``, one lock and one pump a call. Payloads the send window cannot take yet
 /// stay queued in the match, which holds the local player's grid while too many wait
@@ -69,7 +68,7 @@ final class NetPeer: @unchecked Sendable {
     let trace: InputTrace?
     private var traced = InputProgress()
 
-    init(options: Options, group: EventLoopGroup, wake: WakePipe? = nil, trace: InputTrace? = nil) throws {
+    init(options: Options, wake: WakePipe? = nil, trace: InputTrace? = nil) throws {
         id = options.net.peerID
         role = options.role
         self.wake = wake
@@ -86,7 +85,7 @@ final class NetPeer: @unchecked Sendable {
         // A spectator is a receiver: it follows the players' streams and is in no view.
         var netConfig = options.net
         netConfig.receiveOnly = options.role == .spectator
-        host = try PeerHost(config: netConfig, options: options.multicast, group: group) { [unowned self] event, core, now in
+        host = try PeerHost(config: netConfig, options: options.multicast) { [unowned self] event, core, now in
             self.received(event, core: core, now: now)
         }
     }

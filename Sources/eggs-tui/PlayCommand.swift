@@ -3,7 +3,6 @@ import Consensus
 import EggBot
 import EggGame
 import Logging
-import NIOPosix
 import PeerNet
 import PeerNetUDP
 #if canImport(Glibc)
@@ -151,8 +150,6 @@ extension EggsCommand {
         private func runNetwork(keyMap: KeyMap) throws {
             let id = network.peerID()
             FileLogHandler.bootstrap(path: NetworkOptions.stateDirectory() + "/eggs-tui.log")
-            let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-            defer { try? group.syncShutdownGracefully() }
             var net = PeerNetConfig(room: network.room, peerID: id, incarnation: PeerNetConfig.freshIncarnation())
             net.passphrase = network.effectivePassphrase
             /// The peer, as a spectator (a receiver) or a player; a spectator that asks to play is
@@ -164,7 +161,7 @@ extension EggsCommand {
                     multicast: network.multicast, logPath: network.logPath(peer: id, suffix: spectate && !spectator ? "-player" : ""),
                     rules: settings.ruleSet.name, startingHeight: settings.startingHeight)
                 do {
-                    return try NetPeer(options: options, group: group, wake: WakePipe(), trace: InputTrace.fromEnvironment())
+                    return try NetPeer(options: options, wake: WakePipe(), trace: InputTrace.fromEnvironment())
                 } catch let error as MulticastSocketError {
                     throw CommandFailure.badInput(error.description)
                 }

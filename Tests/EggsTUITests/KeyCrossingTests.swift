@@ -1,7 +1,6 @@
 import Consensus
 import EggTestSupport
 import Foundation
-import NIOPosix
 import PeerNet
 import PeerNetUDP
 import Testing
@@ -23,8 +22,6 @@ struct KeyCrossingTests {
 
     @Test("a ready key in the lobby and a move key in a match each take the host's lock once")
     func oneLockPerKey() throws {
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        defer { try? group.syncShutdownGracefully() }
         let port = TestPorts.next()
         let multicast = MulticastOptions(group: "239.255.77.79", port: port, interface: "127.0.0.1")
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("eggs-keys-\(port)-\(getpid())")
@@ -35,7 +32,7 @@ struct KeyCrossingTests {
             net.incarnation = 1
             let options = NetPeer.Options(name: "p\(id)", net: net, multicast: multicast,
                                           logPath: directory.appendingPathComponent("\(id).log").path)
-            return try NetPeer(options: options, group: group)
+            return try NetPeer(options: options)
         }
         let a = try makePeer(0x11), b = try makePeer(0x22)
         defer {

@@ -1,6 +1,5 @@
 import EggTestSupport
 import Foundation
-import NIOPosix
 import PeerNet
 import PeerNetUDP
 import Synchronization
@@ -27,8 +26,6 @@ struct UDPLoopbackTests {
 
     @Test("three peers on 127.0.0.1 exchange thousands of messages, all delivered in order")
     func threePeersThousandsOfMessages() throws {
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        defer { try? group.syncShutdownGracefully() }
         let options = MulticastOptions(group: "239.255.77.78", port: Self.freePort(), interface: "127.0.0.1")
         let room = "udp-test-\(options.port)"
         let ids = [PeerID(0x11), PeerID(0x22), PeerID(0x33)]
@@ -38,7 +35,7 @@ struct UDPLoopbackTests {
             var config = PeerNetConfig(room: room, peerID: id)
             config.incarnation = 1
             let inbox = inboxes[index]
-            hosts.append(try PeerHost(config: config, options: options, group: group) { event, _, _ in inbox.take(event) })
+            hosts.append(try PeerHost(config: config, options: options) { event, _, _ in inbox.take(event) })
         }
         defer { hosts.forEach { $0.close() } }
 
@@ -74,8 +71,6 @@ struct UDPLoopbackTests {
 
     @Test("the kernel drops a peer's own multicast before it wakes the peer; another incarnation of its ID still reaches it")
     func ownEchoesDroppedByTheKernel() throws {
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        defer { try? group.syncShutdownGracefully() }
         /// Two peers exchange 40 messages each; returns their stats.
         func exchange(dropOwnEchoes: Bool) throws -> [PeerNetStats] {
             var options = MulticastOptions(group: "239.255.77.78", port: Self.freePort(), interface: "127.0.0.1")
@@ -88,7 +83,7 @@ struct UDPLoopbackTests {
                 var config = PeerNetConfig(room: "echo-test-\(options.port)", peerID: id)
                 config.incarnation = 1
                 let inbox = inboxes[index]
-                hosts.append(try PeerHost(config: config, options: options, group: group) { event, _, _ in inbox.take(event) })
+                hosts.append(try PeerHost(config: config, options: options) { event, _, _ in inbox.take(event) })
             }
             #expect(hosts.allSatisfy { $0.ownEchoesFiltered == dropOwnEchoes })
             try waitUntil(seconds: 20) { inboxes.allSatisfy { $0.views.withLock { $0.last?.members.count == 2 } } }
@@ -116,7 +111,7 @@ struct UDPLoopbackTests {
         for incarnation: UInt64 in [1, 2] {
             var config = PeerNetConfig(room: "echo-collision-\(options.port)", peerID: PeerID(0x11))
             config.incarnation = incarnation
-            hosts.append(try PeerHost(config: config, options: options, group: group) { _, _, _ in })
+            hosts.append(try PeerHost(config: config, options: options) { _, _, _ in })
         }
         try waitUntil(seconds: 10) { hosts[0].withCore { $0.stats.droppedStaleIncarnation } > 0 }
         #expect(hosts[0].withCore { $0.stats.datagramsLoopback } == 0)
@@ -124,8 +119,6 @@ struct UDPLoopbackTests {
 
     @Test("the kernel drops receivers' datagrams before they wake a receiver; the member still hears every receiver")
     func receiversDoNotWakeOneAnother() throws {
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        defer { try? group.syncShutdownGracefully() }
         let options = MulticastOptions(group: "239.255.77.78", port: Self.freePort(), interface: "127.0.0.1")
         let room = "receivers-test-\(options.port)"
         var hosts: [PeerHost] = []
@@ -133,7 +126,7 @@ struct UDPLoopbackTests {
         var member = PeerNetConfig(room: room, peerID: PeerID(0x11))
         member.incarnation = 1
         let memberInbox = Inbox()
-        hosts.append(try PeerHost(config: member, options: options, group: group) { event, core, now in
+        hosts.append(try PeerHost(config: member, options: options) { event, core, now in
             memberInbox.take(event)
             if case .receiversWaiting = event { core.answerReceivers(snapshot: Array("start".utf8), now: now) }
         })
@@ -144,7 +137,7 @@ struct UDPLoopbackTests {
             config.incarnation = 1
             config.receiveOnly = true
             let inbox = inboxes[index]
-            hosts.append(try PeerHost(config: config, options: options, group: group) { event, _, _ in inbox.take(event) })
+            hosts.append(try PeerHost(config: config, options: options) { event, _, _ in inbox.take(event) })
         }
         #expect(hosts[0].receiversDatagramsFiltered == false)
         #expect(hosts.dropFirst().allSatisfy { $0.receiversDatagramsFiltered && $0.ownEchoesFiltered })
@@ -165,6 +158,73 @@ struct UDPLoopbackTests {
                     "receiver \(index) read \(receiver.receiverDatagramsSkipped) receivers' datagrams")
             #expect(receiver.droppedInvalid == 0)
         }
+    }
+
+    /// The threads of this process named `name` (/proc/self/task/*/comm).
+    static func threads(named name: String) -> Int {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return tasks.filter { task in
+            (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?
+                .trimmingCharacters(in: .whitespacesAndNewlines) == name
+        }.count
+    }
+
+    @Test("each host reads on a thread of its own, named after its ID; close() stops it, and so does dropping the host")
+    func readingThreadEndsWithTheHost() throws {
+        let options = MulticastOptions(group: "239.255.77.78", port: Self.freePort(), interface: "127.0.0.1")
+        let ids = [PeerID(0x7E57_0A01), PeerID(0x7E57_0A02)]
+        let names = ids.map { PeerHost.threadName($0) }
+        #expect(names == ["eggs-7e570a01", "eggs-7e570a02"])
+        let inbox = Inbox()
+        var hosts: [PeerHost] = []
+        for id in ids {
+            var config = PeerNetConfig(room: "threads-\(options.port)", peerID: id)
+            config.incarnation = 1
+            hosts.append(try PeerHost(config: config, options: options) { event, _, _ in inbox.take(event) })
+        }
+        #expect(names.map { Self.threads(named: $0) } == [1, 1])
+        try waitUntil(seconds: 20) { inbox.views.withLock { $0.contains { $0.members.count == 2 } } }
+        hosts[0].close()
+        // close() returns once the thread has ended.
+        #expect(Self.threads(named: names[0]) == 0)
+        hosts[0].close()  // a second close does nothing
+        // Dropped without close(): its thread finds no host when it next wakes (a heartbeat at most), and ends.
+        hosts.removeAll()
+        try waitUntil(seconds: 5) { Self.threads(named: names[1]) == 0 }
+    }
+
+    @Test("a deadline brought forward by another thread wakes the reading thread: the report after a send leaves on time")
+    func earlierDeadlineWakesTheReader() throws {
+        var options = MulticastOptions(group: "239.255.77.78", port: Self.freePort(), interface: "127.0.0.1")
+        // Nothing else wakes the readers for seconds: heartbeats every 2 s, no address announcements.
+        var unicast = UnicastOptions(peers: [])
+        unicast.announceIntervalMilliseconds = 600_000
+        options.unicast = unicast
+        let inbox = Inbox()
+        var hosts: [PeerHost] = []
+        defer { hosts.forEach { $0.close() } }
+        for id in [PeerID(0x31), PeerID(0x32)] {
+            var config = PeerNetConfig(room: "wake-\(options.port)", peerID: id)
+            config.incarnation = 1
+            config.heartbeatIntervalNanoseconds = 2_000_000_000
+            config.suspectTimeoutNanoseconds = 30_000_000_000
+            hosts.append(try PeerHost(config: config, options: options) { event, _, _ in inbox.take(event) })
+        }
+        try waitUntil(seconds: 30) { inbox.views.withLock { $0.filter { $0.members.count == 2 }.count >= 2 } }
+        usleep(100_000)
+        // Each send (from this thread) arms the report 20 ms later, earlier than the reader's wait for
+        // the next heartbeat: unless woken, the report would leave with that heartbeat, up to 2 s late.
+        var waits: [Double] = []
+        for n in 0..<6 {
+            let before = hosts[0].withCore { $0.stats.reportsSent }
+            let sentAt = Date()
+            _ = hosts[0].withCore { try? $0.send(Array("w\(n)".utf8), now: MonotonicClock.now()) }
+            while hosts[0].withCore({ $0.stats.reportsSent }) == before && Date().timeIntervalSince(sentAt) < 3 { usleep(2_000) }
+            waits.append(Date().timeIntervalSince(sentAt))
+            usleep(50_000)  // the reader is asleep again
+        }
+        // 20 ms each when woken; when not, each waits for the next heartbeat (uniform over 2 s).
+        #expect(waits.allSatisfy { $0 < 0.4 }, "reports after \(waits.map { Int($0 * 1000) }) ms")
     }
 
     func waitUntil(seconds: Double, _ condition: () -> Bool) throws {

@@ -1,0 +1,63 @@
+#define _GNU_SOURCE
+#include "CEggsIO.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+int eggs_io_wake_pipe(int fds[2]) { return pipe2(fds, O_NONBLOCK | O_CLOEXEC); }
+
+int eggs_io_wait(int fd, int wake_fd, int64_t timeout_ns) {
+    struct pollfd fds[2] = {{.fd = fd, .events = POLLIN}, {.fd = wake_fd, .events = POLLIN}};
+    struct timespec timeout;
+    if (timeout_ns >= 0) {
+        timeout.tv_sec = (time_t)(timeout_ns / 1000000000);
+        timeout.tv_nsec = (long)(timeout_ns % 1000000000);
+    }
+    int ready = ppoll(fds, 2, timeout_ns >= 0 ? &timeout : NULL, NULL);
+    if (ready < 0) return errno == EINTR ? 0 : -1;
+    if (fds[1].revents) {
+        unsigned char drain[64];
+        while (read(wake_fd, drain, sizeof drain) > 0) {}
+    }
+    return (fds[0].revents & (POLLIN | POLLERR)) ? 1 : 0;
+}
+
+enum { EGGS_IO_BATCH_MAX = 64 };
+
+int eggs_io_read(int fd, unsigned char *buffers, size_t slot_bytes, unsigned count,
+                 uint32_t *lengths, uint8_t *truncated, void *source_buffer) {
+    struct sockaddr_in *sources = source_buffer;
+    if (count > EGGS_IO_BATCH_MAX) count = EGGS_IO_BATCH_MAX;
+    struct mmsghdr messages[EGGS_IO_BATCH_MAX];
+    struct iovec vectors[EGGS_IO_BATCH_MAX];
+    memset(messages, 0, sizeof(struct mmsghdr) * count);
+    for (unsigned i = 0; i < count; i++) {
+        vectors[i].iov_base = buffers + i * slot_bytes;
+        vectors[i].iov_len = slot_bytes;
+        messages[i].msg_hdr.msg_iov = &vectors[i];
+        messages[i].msg_hdr.msg_iovlen = 1;
+        messages[i].msg_hdr.msg_name = &sources[i];
+        messages[i].msg_hdr.msg_namelen = sizeof(struct sockaddr_in);
+    }
+    int got = recvmmsg(fd, messages, count, MSG_DONTWAIT, NULL);
+    if (got < 0) return (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) ? 0 : -1;
+    for (int i = 0; i < got; i++) {
+        lengths[i] = messages[i].msg_len;
+        truncated[i] = (messages[i].msg_hdr.msg_flags & MSG_TRUNC) != 0;
+    }
+    return got;
+}
+
+void eggs_io_name_thread(unsigned long thread, const char *name) {
+    char cut[16];
+    strncpy(cut, name, sizeof cut - 1);
+    cut[sizeof cut - 1] = 0;
+    pthread_setname_np((pthread_t)thread, cut);
+}
