@@ -206,7 +206,7 @@ public final class PeerHost: @unchecked Sendable {
                 if readable {
                     socket.read { bytes, source in
                         // Unicast peers' address announcements go aside with their source address.
-                        if bytes.count >= 4, AddressBook.isAnnouncement(Array(bytes)) {
+                        if AddressBook.isAnnouncement(bytes) {
                             announcements.append((Array(bytes), PeerAddress(ip: UInt32(bigEndian: source.sin_addr.s_addr),
                                                                            port: UInt16(bigEndian: source.sin_port))))
                         } else {

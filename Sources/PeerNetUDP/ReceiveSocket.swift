@@ -93,8 +93,10 @@ final class ReceiveSocket: @unchecked Sendable {  // read by one thread; `descri
     }
 
     /// Reads the datagrams waiting (at most ``batchCount``) without blocking and hands each to
-    /// `body` with its source, in arrival order. Returns how many were read (0: none waiting, or
-    /// an error, which a UDP socket may report for an earlier send and which is not fatal).
+    /// `body` with its source, in arrival order. One longer than a slot comes cut to the slot;
+    /// the core drops it and counts it (its trailer does not check, and it is over
+    /// `datagramBytesMax`), as it did when NIO read it. Returns how many were read (0: none
+    /// waiting, or an error, which a UDP socket may report for an earlier send and which is not fatal).
     @discardableResult
     func read(_ body: (UnsafeRawBufferPointer, sockaddr_in) -> Void) -> Int {
         guard let fd = fileDescriptor else { return 0 }

@@ -249,6 +249,11 @@ public struct AddressBook: Sendable {
 
     /// Whether `bytes` is an announcement (and not a PeerNet datagram).
     public static func isAnnouncement(_ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes { isAnnouncement($0) }
+    }
+
+    /// ``isAnnouncement(_:)`` on bytes not yet copied out of a receive buffer.
+    static func isAnnouncement(_ bytes: UnsafeRawBufferPointer) -> Bool {
         bytes.count >= magic.count && bytes[0] == magic[0] && bytes[1] == magic[1] && bytes[2] == magic[2] && bytes[3] == magic[3]
     }
 
