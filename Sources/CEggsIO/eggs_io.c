@@ -32,7 +32,7 @@ int eggs_io_wait(int fd, int wake_fd, int64_t timeout_ns) {
 enum { EGGS_IO_BATCH_MAX = 64 };
 
 int eggs_io_read(int fd, unsigned char *buffers, size_t slot_bytes, unsigned count,
-                 uint32_t *lengths, uint8_t *truncated, void *source_buffer) {
+                 uint32_t *lengths, void *source_buffer) {
     struct sockaddr_in *sources = source_buffer;
     if (count > EGGS_IO_BATCH_MAX) count = EGGS_IO_BATCH_MAX;
     struct mmsghdr messages[EGGS_IO_BATCH_MAX];
@@ -48,10 +48,7 @@ int eggs_io_read(int fd, unsigned char *buffers, size_t slot_bytes, unsigned cou
     }
     int got = recvmmsg(fd, messages, count, MSG_DONTWAIT, NULL);
     if (got < 0) return (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) ? 0 : -1;
-    for (int i = 0; i < got; i++) {
-        lengths[i] = messages[i].msg_len;
-        truncated[i] = (messages[i].msg_hdr.msg_flags & MSG_TRUNC) != 0;
-    }
+    for (int i = 0; i < got; i++) lengths[i] = messages[i].msg_len;
     return got;
 }
 

@@ -135,15 +135,7 @@ public final class MulticastSocket: @unchecked Sendable {
         onDatagrams: @escaping @Sendable ([[UInt8]]) -> Void,
         onAnnouncement: (@Sendable ([UInt8], PeerAddress) -> Void)? = nil
     ) throws -> MulticastSocket {
-        let groupAddress: SocketAddress
-        do {
-            groupAddress = try SocketAddress(ipAddress: options.group, port: options.port)
-        } catch {
-            throw MulticastSocketError(description: "invalid multicast group '\(options.group)'")
-        }
-        guard case .v4(let group4) = groupAddress, isMulticast(group4.address.sin_addr) else {
-            throw MulticastSocketError(description: "'\(options.group)' is not an IPv4 multicast group")
-        }
+        let group4 = try groupAddress(options.group, port: options.port)
         let interfaceAddr = try interfaceAddress(options.interface)
         let bootstrap = DatagramBootstrap(group: group)
             .channelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -169,7 +161,7 @@ public final class MulticastSocket: @unchecked Sendable {
         }
         do {
             if options.multicast {
-                try configure(channel: channel, group: group4.address.sin_addr, interface: interfaceAddr, options: options)
+                try configure(channel: channel, group: group4.sin_addr, interface: interfaceAddr, options: options)
             }
         } catch {
             _ = channel.close()
@@ -182,7 +174,7 @@ public final class MulticastSocket: @unchecked Sendable {
             _ = channel.close()
             throw error
         }
-        return MulticastSocket(options: options, receiving: .channel(channel), sendFD: sendFD, destination: group4.address)
+        return MulticastSocket(options: options, receiving: .channel(channel), sendFD: sendFD, destination: group4)
     }
 
     /// Opens the sockets for a caller that reads the receiving one on its own thread: it waits with

@@ -22,7 +22,6 @@ final class ReceiveSocket: @unchecked Sendable {  // read by one thread; `descri
     private let descriptor: Mutex<Int32?>
     private let buffers: UnsafeMutablePointer<UInt8>
     private let lengths: UnsafeMutablePointer<UInt32>
-    private let truncated: UnsafeMutablePointer<UInt8>
     private let sources: UnsafeMutablePointer<sockaddr_in>
 
     /// Opens the socket on `options.port`, joined to `group` on `interface` when the options multicast.
@@ -58,7 +57,6 @@ final class ReceiveSocket: @unchecked Sendable {  // read by one thread; `descri
         descriptor = Mutex(fd)
         buffers = .allocate(capacity: Self.batchCount * Self.slotBytes)
         lengths = .allocate(capacity: Self.batchCount)
-        truncated = .allocate(capacity: Self.batchCount)
         sources = .allocate(capacity: Self.batchCount)
     }
 
@@ -66,7 +64,6 @@ final class ReceiveSocket: @unchecked Sendable {  // read by one thread; `descri
         close()
         buffers.deallocate()
         lengths.deallocate()
-        truncated.deallocate()
         sources.deallocate()
     }
 
@@ -100,7 +97,7 @@ final class ReceiveSocket: @unchecked Sendable {  // read by one thread; `descri
     @discardableResult
     func read(_ body: (UnsafeRawBufferPointer, sockaddr_in) -> Void) -> Int {
         guard let fd = fileDescriptor else { return 0 }
-        let got = eggs_io_read(fd, buffers, Self.slotBytes, UInt32(Self.batchCount), lengths, truncated, sources)
+        let got = eggs_io_read(fd, buffers, Self.slotBytes, UInt32(Self.batchCount), lengths, sources)
         guard got > 0 else { return 0 }
         for index in 0..<Int(got) {
             body(UnsafeRawBufferPointer(start: buffers + index * Self.slotBytes, count: Int(lengths[index])), sources[index])

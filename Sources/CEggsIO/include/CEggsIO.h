@@ -17,10 +17,10 @@ int eggs_io_wait(int fd, int wake_fd, int64_t timeout_ns);
 
 /// Reads up to `count` datagrams from non-blocking `fd` in one recvmmsg: datagram i into
 /// `buffers + i * slot_bytes`, its length into `lengths[i]` (at most `slot_bytes`; a longer one is
-/// cut, and `truncated[i]` set), its source into `sources[i]` (`sources` holds `count` struct sockaddr_in). Returns how many were read: 0 when
+/// cut), its source into `sources[i]` (`sources` holds `count` struct sockaddr_in). Returns how many were read: 0 when
 /// none was waiting, -1 on an error other than EAGAIN (errno).
 int eggs_io_read(int fd, unsigned char *buffers, size_t slot_bytes, unsigned count,
-                 uint32_t *lengths, uint8_t *truncated, void *sources);
+                 uint32_t *lengths, void *sources);
 
 /// Names `thread` (a pthread_t; at most 15 bytes are kept), as `top -H`, `perf` and /proc show it.
 void eggs_io_name_thread(unsigned long thread, const char *name);
