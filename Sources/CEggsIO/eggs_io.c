@@ -8,23 +8,37 @@
 #include <pthread.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
 int eggs_io_wake_pipe(int fds[2]) { return pipe2(fds, O_NONBLOCK | O_CLOEXEC); }
 
-int eggs_io_wait(int fd, int wake_fd, int64_t timeout_ns) {
-    struct pollfd fds[2] = {{.fd = fd, .events = POLLIN}, {.fd = wake_fd, .events = POLLIN}};
-    struct timespec timeout;
-    if (timeout_ns >= 0) {
-        timeout.tv_sec = (time_t)(timeout_ns / 1000000000);
-        timeout.tv_nsec = (long)(timeout_ns % 1000000000);
+int eggs_io_timer(void) { return timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC); }
+
+int eggs_io_timer_set(int timer_fd, int64_t deadline_ns) {
+    struct itimerspec value = {0};
+    if (deadline_ns >= 0) {
+        // An it_value of zero would disarm: a deadline at the clock's origin is long past anyway.
+        if (deadline_ns == 0) deadline_ns = 1;
+        value.it_value.tv_sec = (time_t)(deadline_ns / 1000000000);
+        value.it_value.tv_nsec = (long)(deadline_ns % 1000000000);
     }
-    int ready = ppoll(fds, 2, timeout_ns >= 0 ? &timeout : NULL, NULL);
+    return timerfd_settime(timer_fd, TFD_TIMER_ABSTIME, &value, NULL);
+}
+
+int eggs_io_wait(int fd, int wake_fd, int timer_fd) {
+    struct pollfd fds[3] = {
+        {.fd = fd, .events = POLLIN}, {.fd = wake_fd, .events = POLLIN}, {.fd = timer_fd, .events = POLLIN}};
+    int ready = ppoll(fds, 3, NULL, NULL);
     if (ready < 0) return errno == EINTR ? 0 : -1;
     if (fds[1].revents) {
         unsigned char drain[64];
         while (read(wake_fd, drain, sizeof drain) > 0) {}
+    }
+    if (fds[2].revents) {
+        uint64_t expirations;
+        (void)!read(timer_fd, &expirations, sizeof expirations);
     }
     return (fds[0].revents & (POLLIN | POLLERR)) ? 1 : 0;
 }

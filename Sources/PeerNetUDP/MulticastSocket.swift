@@ -178,7 +178,7 @@ public final class MulticastSocket: @unchecked Sendable {
     }
 
     /// Opens the sockets for a caller that reads the receiving one on its own thread: it waits with
-    /// ``waitForDatagrams(wake:timeoutNanoseconds:)`` and reads with ``read(_:)``.
+    /// ``waitForDatagrams(wake:timer:)`` and reads with ``read(_:)``.
     static func openForOwnThread(options: MulticastOptions) throws -> MulticastSocket {
         let group = try groupAddress(options.group, port: options.port)
         let interface = try interfaceAddress(options.interface)
@@ -208,10 +208,10 @@ public final class MulticastSocket: @unchecked Sendable {
     }
 
     /// Own-thread sockets only: waits until a datagram is waiting (true), `wake` is written to,
-    /// or `timeoutNanoseconds` pass (nil: no timeout).
-    func waitForDatagrams(wake: WakePipe, timeoutNanoseconds: UInt64?) -> Bool {
+    /// or `timer` expires.
+    func waitForDatagrams(wake: WakePipe, timer: DeadlineTimer) -> Bool {
         guard case .ownThread(let receiver) = receiving, let fd = receiver.fileDescriptor else { return false }
-        return eggs_io_wait(fd, wake.readEnd, timeoutNanoseconds.map { Int64(clamping: $0) } ?? -1) == 1
+        return eggs_io_wait(fd, wake.readEnd, timer.descriptor) == 1
     }
 
     /// Own-thread sockets only: reads the datagrams waiting, without blocking (``ReceiveSocket/read(_:)``).

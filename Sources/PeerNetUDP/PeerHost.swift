@@ -13,8 +13,8 @@ import Glibc
 /// touches live under one lock, so the game loop on another thread may call ``withCore(_:)``
 /// to send.
 ///
-/// One thread of the host's own waits (`ppoll`) for a datagram, the core's next deadline, or
-/// a wake-up, and handles what it woke for: a datagram is read and delivered by the thread the
+/// One thread of the host's own waits (`ppoll`) for a datagram, its timer (the core's next
+/// deadline, which any thread re-arms), or a wake-up, and handles what it woke for: a datagram is read and delivered by the thread the
 /// kernel woke for it, with no event loop between (docs/network.md, "Latency on one machine").
 /// `onEvent` runs on that thread, or on the thread that called ``withCore(_:)``.
 public final class PeerHost: @unchecked Sendable {
@@ -24,13 +24,16 @@ public final class PeerHost: @unchecked Sendable {
     private let lock = Mutex<Void>(())
     private let core: ReliableMulticast
     private var socket: MulticastSocket?
-    /// What cuts the reading thread's wait short.
+    /// What cuts the reading thread's wait short (closing).
     private let wake: WakePipe
+    /// What wakes the reading thread at the earlier of the core's deadline and the next announcement.
+    private let timer: DeadlineTimer
+    /// The deadline `timer` holds (used under the lock only; nil: unknown or disarmed).
+    private var armedDeadline: NetTime?
     /// The reading thread, until ``close()`` has joined it.
     private var thread: pthread_t?
-    /// What the reading thread is doing (used under the lock only).
-    private var reader: ReaderState = .awake
-    /// The core's deadline: the reading thread wakes at it and runs the core's timeout.
+    /// The core's deadline (its `pollTimeout` after the last input): the reading thread wakes at
+    /// it and runs the core's timeout.
     private var timerDeadline: NetTime?
     /// When the reading thread next announces this peer's addresses.
     private var announceDue: NetTime
@@ -42,6 +45,8 @@ public final class PeerHost: @unchecked Sendable {
     private var book: AddressBook
     /// Calls of ``withCore(_:)`` (used under the lock only): each takes the lock once and pumps once.
     private var coreCalls = 0
+    /// Times the reading thread woke (used under the lock only).
+    private var readerWakes = 0
     private let announceIntervalNanoseconds: UInt64
     /// A timer that runs this much after its deadline means the process was stopped (SIGSTOP,
     /// a suspended laptop) for longer than the others wait before suspecting it.
@@ -70,6 +75,7 @@ public final class PeerHost: @unchecked Sendable {
         self.announceIntervalNanoseconds = book.options.announceIntervalMilliseconds * 1_000_000
         self.announceDue = now
         self.wake = try WakePipe()
+        self.timer = try DeadlineTimer()
         let socket = try MulticastSocket.openForOwnThread(options: options)
         self.socket = socket
         // Without the filter (a kernel that refuses it) the core drops its echoes itself, as before.
@@ -82,7 +88,7 @@ public final class PeerHost: @unchecked Sendable {
         }
         withCore { _ in }
         do {
-            thread = try Self.startReader(host: WeakHost(self), socket: socket, wake: wake, name: Self.threadName(config.peerID))
+            thread = try Self.startReader(host: WeakHost(self), socket: socket, wake: wake, timer: timer, name: Self.threadName(config.peerID))
         } catch {
             socket.close()
             throw error
@@ -129,6 +135,9 @@ public final class PeerHost: @unchecked Sendable {
     /// command costs the host. Reading it takes the lock but is not counted.
     public var coreCallCount: Int { lock.withLock { _ in coreCalls } }
 
+    /// How many times the reading thread has woken so far (for a datagram, its timer, or closing).
+    public var readerWakeCount: Int { lock.withLock { _ in readerWakes } }
+
     /// Announces a graceful leave, sends it, stops the reading thread and closes the socket.
     /// Not from `onEvent` (it runs under the host's lock).
     public func close() {
@@ -173,21 +182,6 @@ public final class PeerHost: @unchecked Sendable {
     /// Datagrams the kernel refused to send.
     public var sendFailureCount: UInt64 { socket?.sendFailureCount ?? 0 }
 
-    /// What the reading thread is doing, so that a caller that moves the core's deadline
-    /// earlier knows whether to wake it.
-    private enum ReaderState {
-        /// Handling what it woke for; it reads the deadline again before it waits.
-        case awake
-        /// Waiting until this deadline (nil: until a datagram or a wake-up).
-        case asleep(until: NetTime?)
-    }
-
-    /// What the reading thread does next.
-    private enum ReaderStep {
-        case wait(nanoseconds: UInt64?)
-        case stop
-    }
-
     /// The reading thread's name: `eggs-` and the low 32 bits of the peer's ID in hex.
     public static func threadName(_ id: PeerID) -> String {
         let hex = String(id.raw & 0xFFFF_FFFF, radix: 16)
@@ -195,14 +189,14 @@ public final class PeerHost: @unchecked Sendable {
     }
 
     /// Starts the reading thread: wait, handle, again, until the host is closed or gone.
-    private static func startReader(host: WeakHost, socket: MulticastSocket, wake: WakePipe, name: String) throws -> pthread_t {
+    private static func startReader(host: WeakHost, socket: MulticastSocket, wake: WakePipe, timer: DeadlineTimer, name: String) throws -> pthread_t {
         let body = ReaderBody {
             var batch: [[UInt8]] = []
             var announcements: [([UInt8], PeerAddress)] = []
             while true {
                 // The host is held only between waits: dropped without close(), it is gone at the next wake.
-                guard let step = host.host?.readerWillWait(), case .wait(let nanoseconds) = step else { return }
-                let readable = socket.waitForDatagrams(wake: wake, timeoutNanoseconds: nanoseconds)
+                guard host.host?.readerWillWait() == true else { return }
+                let readable = socket.waitForDatagrams(wake: wake, timer: timer)
                 if readable {
                     socket.read { bytes, source in
                         // Unicast peers' address announcements go aside with their source address.
@@ -235,25 +229,20 @@ public final class PeerHost: @unchecked Sendable {
         return thread
     }
 
-    /// The reading thread, before it waits: how long, or stop.
-    private func readerWillWait() -> ReaderStep {
-        lock.withLock { _ in
-            guard !closed else { return .stop }
-            let now = MonotonicClock.now()
-            var until = announceDue
-            if let deadline = timerDeadline, deadline < until { until = deadline }
-            reader = .asleep(until: until)
-            return .wait(nanoseconds: until > now ? until.nanoseconds(since: now) : 0)
-        }
+    /// The reading thread, before it waits: false to stop. Its timer is armed by then (`armTimer`).
+    private func readerWillWait() -> Bool {
+        lock.withLock { _ in !closed }
     }
 
     /// The reading thread, woken: every datagram it read under one lock acquisition, the core's
     /// timeout and the announcements if due, then one pump.
     private func readerWoke(batch: [[UInt8]], announcements: [([UInt8], PeerAddress)]) {
         lock.withLock { _ in
-            reader = .awake
+            readerWakes += 1
             guard !closed else { return }
             var now = MonotonicClock.now()
+            // A deadline reached has expired the timer (its expiry read by the wait): armed again below.
+            if let armed = armedDeadline, armed <= now { armedDeadline = nil }
             noticePause(now: now)
             for (bytes, source) in announcements {
                 receivedAnnouncement(bytes, source: source, now: now)
@@ -263,7 +252,6 @@ public final class PeerHost: @unchecked Sendable {
                 core.handleDatagram(bytes, now: now)
             }
             if let deadline = timerDeadline, deadline <= now {
-                timerDeadline = nil
                 core.handleTimeout(now: now)
             }
             if announceDue <= now {
@@ -316,16 +304,18 @@ public final class PeerHost: @unchecked Sendable {
         outgoing.removeAll(keepingCapacity: true)
     }
 
-    /// Must hold the lock. Keeps the earliest deadline (a timeout that comes early does nothing
-    /// but re-arm), and wakes the reading thread if it sleeps past it.
+    /// Must hold the lock. Takes the core's deadline as it is now, earlier or later, and re-arms
+    /// the reading thread's timer when the earlier of it and the next announcement moved: the
+    /// thread that moved it pays one system call, and the reader never wakes for a deadline that
+    /// is gone (a send moves the tail-loss report 20 ms later each time).
     private func armTimer(now: NetTime) {
-        guard !closed, let deadline = core.pollTimeout() else { return }
-        if let current = timerDeadline, current <= deadline { return }
-        timerDeadline = deadline
-        if case .asleep(let until) = reader, until.map({ deadline < $0 }) ?? true {
-            reader = .asleep(until: deadline)
-            wake.wake()
-        }
+        guard !closed else { return }
+        timerDeadline = core.pollTimeout()
+        var wanted = announceDue
+        if let deadline = timerDeadline, deadline < wanted { wanted = deadline }
+        guard wanted != armedDeadline else { return }
+        armedDeadline = wanted
+        timer.arm(wanted)
     }
 }
 

@@ -107,7 +107,7 @@ final class ReceiveSocket: @unchecked Sendable {  // read by one thread; `descri
 }
 
 /// The wake-up of a reading thread: a non-blocking pipe. Another thread writes a byte to cut the
-/// reader's wait short (an earlier deadline, closing); the reader drains it when it wakes.
+/// reader's wait short (closing); the reader drains it when it wakes.
 final class WakePipe: @unchecked Sendable {  // the descriptors never change once open
     let readEnd: Int32
     private let writeEnd: Int32
@@ -130,5 +130,27 @@ final class WakePipe: @unchecked Sendable {  // the descriptors never change onc
     func wake() {
         var byte: UInt8 = 1
         _ = write(writeEnd, &byte, 1)
+    }
+}
+
+/// The reading thread's deadline: a timer on the monotonic clock (timerfd) that the thread waits
+/// on beside its socket. Any thread re-arms it, earlier or later, while the reader waits: a
+/// deadline moved later by a send costs that thread one system call instead of waking the reader
+/// for nothing at the old deadline, and one moved earlier needs no wake-up either.
+final class DeadlineTimer: @unchecked Sendable {  // the descriptor never changes once open
+    let descriptor: Int32
+
+    init() throws {
+        descriptor = eggs_io_timer()
+        guard descriptor >= 0 else {
+            throw MulticastSocketError(description: "cannot open a timer: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    deinit { Glibc.close(descriptor) }
+
+    /// Expires once at `deadline` (at once if it is past), or never (nil).
+    func arm(_ deadline: NetTime?) {
+        _ = eggs_io_timer_set(descriptor, deadline.map { Int64(clamping: $0.nanoseconds) } ?? -1)
     }
 }

@@ -228,6 +228,43 @@ struct UDPLoopbackTests {
         #expect(waits.allSatisfy { $0 < 0.4 }, "reports after \(waits.map { Int($0 * 1000) }) ms")
     }
 
+    @Test("a deadline moved later by sends does not wake the reading thread: no wake-up for a report that is no longer due")
+    func laterDeadlineLeavesTheReaderAsleep() throws {
+        var options = MulticastOptions(group: "239.255.77.79", port: Self.freePort(), interface: "127.0.0.1")
+        // Nothing else wakes the readers for seconds: heartbeats every 2 s, no address announcements.
+        var unicast = UnicastOptions(peers: [])
+        unicast.announceIntervalMilliseconds = 600_000
+        options.unicast = unicast
+        let inbox = Inbox()
+        var hosts: [PeerHost] = []
+        defer { hosts.forEach { $0.close() } }
+        for id in [PeerID(0x41), PeerID(0x42)] {
+            var config = PeerNetConfig(room: "later-\(options.port)", peerID: id)
+            config.incarnation = 1
+            config.heartbeatIntervalNanoseconds = 2_000_000_000
+            config.suspectTimeoutNanoseconds = 30_000_000_000
+            hosts.append(try PeerHost(config: config, options: options) { event, _, _ in inbox.take(event) })
+        }
+        try waitUntil(seconds: 30) { inbox.views.withLock { $0.filter { $0.members.count == 2 }.count >= 2 } }
+        usleep(100_000)
+        // Every 10 ms a send moves the sender's tail-loss report 20 ms later: while the sends keep
+        // coming it is never due. Its own echoes are filtered and the other peer sends nothing back,
+        // so the sender's reader has nothing to wake for but a report that really comes due (a send
+        // late by more than 10 ms on a busy machine) or a heartbeat.
+        let host = hosts[0]
+        let (wakesBefore, reportsBefore) = (host.readerWakeCount, host.withCore { $0.stats.reportsSent })
+        let sends = 60
+        for n in 0..<sends {
+            _ = host.withCore { try? $0.send(Array("l\(n)".utf8), now: MonotonicClock.now()) }
+            usleep(10_000)
+        }
+        let wakes = host.readerWakeCount - wakesBefore
+        let reports = host.withCore { $0.stats.reportsSent } - reportsBefore
+        // Before the timer could be moved later, the reader woke at every deadline a send had moved
+        // on: once per send or two (about 30–60 here). Now it wakes for the reports sent and little else.
+        #expect(wakes <= Int(reports) + 5, "\(wakes) wakes of the sender's reader for \(sends) sends and \(reports) reports")
+    }
+
     func waitUntil(seconds: Double, _ condition: () -> Bool) throws {
         let deadline = Date().addingTimeInterval(seconds)
         while !condition() {
