@@ -12,7 +12,7 @@ public struct PeerNetConfig: Sendable, Hashable {
     /// a restart is recognised by the join handshake, whatever the clock or the numbers say).
     public var incarnation: UInt64
     /// When set, every datagram carries a truncated HMAC-SHA256 keyed by this passphrase and
-    /// datagrams without a valid one are dropped. When `nil`, datagrams carry a CRC32.
+    /// datagrams without a valid one are dropped. When `nil`, datagrams carry a CRC-32C.
     public var passphrase: String?
     /// How often a heartbeat (membership, highest seq, stability vector) is multicast.
     package var heartbeatIntervalNanoseconds: UInt64

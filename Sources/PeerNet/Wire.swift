@@ -1,7 +1,8 @@
+import CEggsChecksum
 import Crypto
 import EggPrimitives
 
-/// The PeerNet wire format, version 2. All integers big-endian.
+/// The PeerNet wire format, version 4. All integers big-endian.
 ///
 /// ```
 /// envelope (stable across versions, 38 bytes):
@@ -23,7 +24,7 @@ import EggPrimitives
 ///                | n u8 | n × (peer u64, delivered u64, echoed packet number u64, echo hold µs u32)
 ///  11 challenge: n u8 | n × (target u64, target incarnation u64, cookie u64)
 ///  12 response:  challenger u64 | challenger incarnation u64 | cookie u64
-/// trailer: CRC32 (4 bytes) over everything before it, or (flag bit 0) the first 16 bytes of
+/// trailer: CRC-32C (4 bytes) over everything before it, or (flag bit 0) the first 16 bytes of
 ///   HMAC-SHA256 over everything before it, keyed by SHA-256("eggs-peernet-v1" + passphrase).
 /// ```
 /// A datagram is at most `datagramBytesMax` (1200) bytes; lists are capped (`Wire.*Max`).
@@ -38,6 +39,13 @@ import EggPrimitives
 /// a receiver drop the other receivers' datagrams before reading them (in the kernel, by a
 /// socket filter: `ReliableMulticast.isFromReceiver(_:)`), so a receiver's work does not grow with the
 /// number of receivers.
+///
+/// Version 4 changes only the checksum, from CRC-32 (IEEE) to CRC-32C (Castagnoli), which the
+/// processor computes with one instruction per 8 bytes and no table: the table of CRC-32 cost a
+/// receiver a sixth of its core time on a cold cache (docs/network.md, "Latency on one machine").
+/// A version-4 peer still checks a datagram that says version 3 by CRC-32, and so reports its
+/// sender as incompatible (`DropReason.wrongVersion`); a version-3 peer counts version-4
+/// datagrams as bad checksums.
 ///
 /// Version 2 adds kinds 11 and 12 (the join handshake) and leaves every other kind as in
 /// version 1. It is a new version all the same: a version-1 peer cannot prove itself to a
@@ -54,7 +62,9 @@ import EggPrimitives
 /// no ID twice in one list, status bytes and cut flags from their enums, list lengths capped.
 enum Wire {
     static let magic: (UInt8, UInt8) = (0x45, 0x47)
-    static let version: UInt16 = 3
+    static let version: UInt16 = 4
+    /// The version before, whose trailer was CRC-32 (IEEE): checked only to report its peers as incompatible.
+    static let previousVersion: UInt16 = 3
     static let headerBytes = 38
     static let crcBytes = 4
     static let macBytes = 16
@@ -248,24 +258,28 @@ struct Authenticator: @unchecked Sendable {  // immutable after init
 
     /// Appends the trailer of everything in `bytes` to it.
     func appendTrailer(to bytes: inout [UInt8]) {
-        if key != nil {
-            bytes += trailer(for: bytes[...])
+        if let key {
+            let mac = HMAC<SHA256>.authenticationCode(for: bytes, using: key)
+            bytes += mac.prefix(Wire.macBytes)
             return
         }
-        let crc = CRC32.checksum(bytes[...])
+        let crc = CRC32C.checksum(bytes[...])
         bytes.append(UInt8(crc >> 24))
         bytes.append(UInt8(truncatingIfNeeded: crc >> 16))
         bytes.append(UInt8(truncatingIfNeeded: crc >> 8))
         bytes.append(UInt8(truncatingIfNeeded: crc))
     }
 
-    func trailer(for bytes: ArraySlice<UInt8>) -> [UInt8] {
+    /// Whether the trailer after `bodyEnd` is that of the bytes before it (the MAC compared in
+    /// constant time). `bytes` holds at least `bodyEnd` + the trailer's length.
+    func verifies(_ bytes: [UInt8], bodyEnd: Int) -> Bool {
         if let key {
-            let mac = HMAC<SHA256>.authenticationCode(for: bytes, using: key)
-            return Array(Array(mac).prefix(Wire.macBytes))
+            let mac = HMAC<SHA256>.authenticationCode(for: bytes[..<bodyEnd], using: key)
+            var diff: UInt8 = 0
+            for (index, byte) in mac.prefix(Wire.macBytes).enumerated() { diff |= byte ^ bytes[bodyEnd + index] }
+            return bytes.count == bodyEnd + Wire.macBytes && diff == 0
         }
-        let crc = CRC32.checksum(bytes)
-        return [UInt8(crc >> 24), UInt8(truncatingIfNeeded: crc >> 16), UInt8(truncatingIfNeeded: crc >> 8), UInt8(truncatingIfNeeded: crc)]
+        return bytes.count == bodyEnd + Wire.crcBytes && Wire.trailerCRC(bytes, at: bodyEnd) == CRC32C.checksum(bytes[..<bodyEnd])
     }
 }
 
@@ -384,8 +398,11 @@ extension Wire {
         let trailerBytes = authenticated ? macBytes : crcBytes
         guard bytes.count >= headerBytes + trailerBytes else { return .drop(.truncated) }
         let bodyEnd = bytes.count - trailerBytes
-        let expected = auth.trailer(for: bytes[..<bodyEnd])
-        guard constantTimeEqual(expected, bytes[bodyEnd...]) else {
+        // A version-3 datagram checks by CRC-32 (IEEE): it goes on only to be dropped as wrongVersion below.
+        guard auth.verifies(bytes, bodyEnd: bodyEnd)
+              || (!authenticated && bytes[2] == 0 && UInt16(bytes[3]) == previousVersion
+                  && trailerCRC(bytes, at: bodyEnd) == CRC32.checksum(bytes[..<bodyEnd]))
+        else {
             return .drop(authenticated ? .unauthenticated : .badChecksum)
         }
         var c = BigEndianByteReader(bytes, offset: 2, end: bodyEnd)
@@ -404,11 +421,9 @@ extension Wire {
         return .frame(envelope, frame)
     }
 
-    private static func constantTimeEqual(_ a: [UInt8], _ b: ArraySlice<UInt8>) -> Bool {
-        guard a.count == b.count else { return false }
-        var diff: UInt8 = 0
-        for (x, y) in zip(a, b) { diff |= x ^ y }
-        return diff == 0
+    /// The big-endian CRC trailer at `offset`.
+    static func trailerCRC(_ bytes: [UInt8], at offset: Int) -> UInt32 {
+        UInt32(bytes[offset]) << 24 | UInt32(bytes[offset + 1]) << 16 | UInt32(bytes[offset + 2]) << 8 | UInt32(bytes[offset + 3])
     }
 
     private static func decodeBody(_ kind: FrameKind, _ c: inout BigEndianByteReader) -> Frame? {
@@ -531,7 +546,23 @@ extension Wire {
     }
 }
 
-/// CRC-32 (IEEE 802.3, reflected, polynomial 0xEDB88320), slicing by 8 bytes.
+/// CRC-32C (Castagnoli, reflected, polynomial 0x82F63B78): the trailer of version 4. By the
+/// processor's CRC instruction where it has one, else a table of 256 entries (`CEggsChecksum`).
+enum CRC32C {
+    static func checksum(_ bytes: ArraySlice<UInt8>) -> UInt32 {
+        bytes.withUnsafeBytes { eggs_crc32c($0.baseAddress, $0.count) }
+    }
+
+    static func checksum(_ bytes: [UInt8]) -> UInt32 { checksum(bytes[...]) }
+
+    /// The same by the table alone, on any processor.
+    static func portableChecksum(_ bytes: ArraySlice<UInt8>) -> UInt32 {
+        bytes.withUnsafeBytes { eggs_crc32c_portable($0.baseAddress, $0.count) }
+    }
+}
+
+/// CRC-32 (IEEE 802.3, reflected, polynomial 0xEDB88320), slicing by 8 bytes: the trailer of
+/// version 3, checked only to report a version-3 peer as incompatible.
 enum CRC32 {
     /// Eight tables of 256 entries, one after another: table k advances a byte by k more bytes.
     static let tables: [UInt32] = {

@@ -12,10 +12,11 @@ struct PeerNetPinnedValueTests {
         #expect(ReliableMulticast(config: PeerNetConfig(room: "", peerID: PeerID(1)), now: .zero).roomHash == 0xCBF2_9CE4_8422_2325)
     }
 
-    /// Pinned on main 9ffdde1; a deliberate change of the wire format changes it (re-pin then).
-    @Test("a heartbeat, a data and a leave datagram are pinned byte for byte (header big-endian, CRC-32 trailer)")
+    /// Pinned on main 9ffdde1, re-pinned for version 4 (the CRC-32C trailer); a deliberate change
+    /// of the wire format changes it (re-pin then).
+    @Test("a heartbeat, a data and a leave datagram are pinned byte for byte (header big-endian, CRC-32C trailer)")
     func datagramsPinned() {
-        let envelope = Envelope(version: 2, kind: 0, room: 0x5391_9560_3A6B_ED0F, sender: PeerID(0xABCD), incarnation: 7, packetNumber: 0x0102_0304)
+        let envelope = Envelope(version: 4, kind: 0, room: 0x5391_9560_3A6B_ED0F, sender: PeerID(0xABCD), incarnation: 7, packetNumber: 0x0102_0304)
         let crc = Authenticator(passphrase: nil)
         let member = Member(id: PeerID(0xABCD), incarnation: 7)
         let frames: [Frame] = [
@@ -30,11 +31,11 @@ struct PeerNetPinnedValueTests {
             return hex(Wire.encode(frame, envelope: env, auth: crc))
         }
         #expect(encoded == [
-            "454700020001539195603a6bed0f000000000000abcd00000000000000070000000001020304010000000000000003000000000000feed"
-                + "000000000000000902000000000000abcd000000000000000900000000000000020000000000000001e67ff6c2",
-            "454700020002539195603a6bed0f000000000000abcd0000000000000007000000000102030401000000000000abcd0000000000000007"
-                + "0000000000000003000000000000000a0003010203bef7db7c",
-            "454700020009539195603a6bed0f000000000000abcd00000000000000070000000001020304000000000000000abfce0c00",
+            "454700040001539195603a6bed0f000000000000abcd00000000000000070000000001020304010000000000000003000000000000feed"
+                + "000000000000000902000000000000abcd00000000000000090000000000000002000000000000000146219e69",
+            "454700040002539195603a6bed0f000000000000abcd0000000000000007000000000102030401000000000000abcd0000000000000007"
+                + "0000000000000003000000000000000a00030102032eaceac3",
+            "454700040009539195603a6bed0f000000000000abcd00000000000000070000000001020304000000000000000a4d8e35fa",
         ])
     }
 }

@@ -69,10 +69,10 @@ struct WireTests {
         }
     }
 
-    @Test("wire: the header starts with magic EG and version 3, big-endian")
+    @Test("wire: the header starts with magic EG and version 4, big-endian")
     func headerLayout() {
         let bytes = Wire.encode(.leave(sentSeq: 1), envelope: Self.envelope(.leave), auth: Self.crc)
-        #expect(Array(bytes.prefix(4)) == [0x45, 0x47, 0x00, 0x03])
+        #expect(Array(bytes.prefix(4)) == [0x45, 0x47, 0x00, 0x04])
         #expect(bytes[5] == FrameKind.leave.rawValue)
         #expect(bytes.count == Wire.headerBytes + 8 + Wire.crcBytes)
     }
@@ -101,18 +101,21 @@ struct WireTests {
         }
     }
 
-    @Test("wire: CRC-32 matches the standard check value")
+    @Test("wire: CRC-32C (the processor's instruction and the table) and CRC-32 match their standard check values")
     func crcCheckValue() {
-        #expect(CRC32.checksum(Array("123456789".utf8)) == 0xCBF4_3926)
+        let check = Array("123456789".utf8)
+        #expect(CRC32C.checksum(check) == 0xE306_9283)
+        #expect(CRC32C.portableChecksum(check[...]) == 0xE306_9283)
+        #expect(CRC32.checksum(check) == 0xCBF4_3926)
     }
 
-    @Test("wire: CRC-32 by 8-byte slices equals the bitwise definition at every length and offset")
+    @Test("wire: CRC-32C (instruction and table) and CRC-32 by 8-byte slices equal their bitwise definitions at every length and offset")
     func crcSlicesMatchBitwise() {
-        func bitwise(_ bytes: ArraySlice<UInt8>) -> UInt32 {
+        func bitwise(_ bytes: ArraySlice<UInt8>, polynomial: UInt32) -> UInt32 {
             var crc: UInt32 = 0xFFFF_FFFF
             for byte in bytes {
                 crc ^= UInt32(byte)
-                for _ in 0..<8 { crc = crc & 1 != 0 ? 0xEDB8_8320 ^ (crc >> 1) : crc >> 1 }
+                for _ in 0..<8 { crc = crc & 1 != 0 ? polynomial ^ (crc >> 1) : crc >> 1 }
             }
             return crc ^ 0xFFFF_FFFF
         }
@@ -120,23 +123,50 @@ struct WireTests {
         let bytes = (0..<300).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
         for start in 0..<9 {
             for end in start...bytes.count where end < start + 40 || end % 37 == 0 || end == bytes.count {
-                #expect(CRC32.checksum(bytes[start..<end]) == bitwise(bytes[start..<end]))
+                let slice = bytes[start..<end]
+                #expect(CRC32C.checksum(slice) == bitwise(slice, polynomial: 0x82F6_3B78))
+                #expect(CRC32C.portableChecksum(slice) == bitwise(slice, polynomial: 0x82F6_3B78))
+                #expect(CRC32.checksum(slice) == bitwise(slice, polynomial: 0xEDB8_8320))
             }
         }
+    }
+
+    @Test("wire: a version-3 peer (CRC-32 trailer) is reported incompatible; a version-3 datagram whose CRC-32 fails counts as a bad checksum")
+    func previousVersionIsReported() {
+        let core = ReliableMulticast(config: PeerNetConfig(peerID: PeerID(1)), now: .zero)
+        func versionThree(packet: UInt64, damaged: Bool) -> [UInt8] {
+            var env = Self.envelope(.heartbeat, version: 3)
+            env.packetNumber = packet
+            let hb = Frame.heartbeat(status: .joining, viewID: 0, viewKey: 0, sentSeq: 0, delivered: [])
+            var bytes = Array(Wire.encode(hb, envelope: env, auth: Self.crc).dropLast(Wire.crcBytes))
+            let crc = CRC32.checksum(bytes) ^ (damaged ? 1 : 0)
+            bytes += [UInt8(crc >> 24), UInt8(truncatingIfNeeded: crc >> 16), UInt8(truncatingIfNeeded: crc >> 8), UInt8(truncatingIfNeeded: crc)]
+            return bytes
+        }
+        core.handleDatagram(versionThree(packet: 1, damaged: true), now: .zero)
+        #expect(core.stats.droppedBadChecksum == 1)
+        #expect(core.stats.droppedWrongVersion == 0)
+        core.handleDatagram(versionThree(packet: 2, damaged: false), now: .zero)
+        core.handleDatagram(versionThree(packet: 3, damaged: false), now: .zero)
+        var events: [PeerNetEvent] = []
+        while let e = core.pollEvent() { events.append(e) }
+        #expect(events == [.incompatible(peer: PeerID(0xABCD), version: 3)])
+        #expect(core.stats.droppedWrongVersion == 2)
+        #expect(core.stats.datagramsAccepted == 0)
     }
 
     @Test("wire: a peer of another protocol version is reported incompatible once and never joined")
     func versionMismatch() {
         let core = ReliableMulticast(config: PeerNetConfig(peerID: PeerID(1)), now: .zero)
         for packet in UInt64(1)...3 {
-            var env = Self.envelope(.heartbeat, version: 4)
+            var env = Self.envelope(.heartbeat, version: 5)
             env.packetNumber = packet
             let hb = Frame.heartbeat(status: .joining, viewID: 0, viewKey: 0, sentSeq: 0, delivered: [])
             core.handleDatagram(Wire.encode(hb, envelope: env, auth: Self.crc), now: .zero)
         }
         var events: [PeerNetEvent] = []
         while let e = core.pollEvent() { events.append(e) }
-        #expect(events == [.incompatible(peer: PeerID(0xABCD), version: 4)])
+        #expect(events == [.incompatible(peer: PeerID(0xABCD), version: 5)])
         #expect(core.stats.droppedWrongVersion == 3)
         #expect(core.stats.datagramsAccepted == 0)
         core.handleTimeout(now: .milliseconds(2000))
