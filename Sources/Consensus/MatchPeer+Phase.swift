@@ -97,6 +97,9 @@ extension MatchPeer {
         return []
     }
 
+    /// The number of the game under way, or `nil` outside a match (no copy of the match).
+    public var currentGame: UInt32? { playing?.match.game }
+
     /// The match under way (``Phase/playing(_:)``), or `nil`: a copy, for a renderer or a test.
     /// This file's transitions start and end it; the peer reads it in place through ``playing``
     /// and changes it through ``uniquePlaying``.

@@ -463,8 +463,11 @@ struct BotReport {
     /// How long after its start the peer first had the room's state (a spectator: followed the
     /// players); `nil` if never.
     var syncedAfterMs: Double?
-    /// The longest pause between two messages delivered from other peers during a game.
+    /// The longest pause between two messages delivered from other peers within a game.
     var longestDeliveryGapMs: Double
+    /// The pauses of 20 ms or more within a game (the longest 64): when each ended (wall clock,
+    /// ms since the epoch) and how long it was (ms).
+    var deliveryGaps: [(endedAtMs: Double, ms: Double)]
     /// Spectators (receivers) this peer heard within the last 3 s.
     var watching: Int
 
@@ -499,7 +502,8 @@ struct BotReport {
         datagramsSent = net.datagramsSent
         bytesSent = net.bytesSent
         syncedAfterMs = bot.peer.syncedAfterNanoseconds.map { Double($0) / 1e6 }
-        longestDeliveryGapMs = Double(bot.peer.longestDeliveryGapNanoseconds) / 1e6
+        longestDeliveryGapMs = Double(bot.peer.deliveryGaps.longestNanoseconds) / 1e6
+        deliveryGaps = bot.peer.deliveryGaps.noted.map { (Double($0.endedAtWallMicroseconds) / 1000, Double($0.nanoseconds) / 1e6) }
         watching = bot.peer.watching()
     }
 
@@ -520,6 +524,9 @@ struct BotReport {
             ("datagramsSent", .int(Int64(clamping: datagramsSent))), ("bytesSent", .int(Int64(clamping: bytesSent))),
             ("syncedAfterMs", syncedAfterMs.map { .double(($0 * 1000).rounded() / 1000) } ?? .null),
             ("longestDeliveryGapMs", .double((longestDeliveryGapMs * 1000).rounded() / 1000)),
+            ("deliveryGaps", .array(deliveryGaps.map { gap in
+                .object([("endedAtMs", .int(Int64(gap.endedAtMs.rounded()))), ("ms", .double((gap.ms * 1000).rounded() / 1000))])
+            })),
             ("watching", .int(Int64(watching))),
             ("log", .string(log)),
         ])

@@ -189,17 +189,12 @@ final class NetPeer: @unchecked Sendable {
     /// started following the players).
     let startedAt = MonotonicClock.now()
     private(set) var syncedAfterNanoseconds: UInt64?
-    /// The longest pause in the messages delivered from other peers while a game ran here (a
-    /// player's stream stalled by anything, e.g. a view change): the last delivery's time.
-    private(set) var longestDeliveryGapNanoseconds: UInt64 = 0
-    private var lastOtherDelivery: NetTime?
+    /// The pauses in the messages delivered from other peers within a game here.
+    private(set) var deliveryGaps = DeliveryGaps()
 
     private func received(_ event: PeerNetEvent, core: ReliableMulticast, now: NetTime) {
         if case .delivered(let d) = event, d.from != id {
-            if let last = lastOtherDelivery, node.peer.isPlaying {
-                longestDeliveryGapNanoseconds = max(longestDeliveryGapNanoseconds, now.nanoseconds(since: last))
-            }
-            lastOtherDelivery = node.peer.isPlaying ? now : nil
+            deliveryGaps.delivered(at: now, game: node.peer.currentGame, wallMicroseconds: MonotonicClock.wallMicroseconds())
         }
         // The writer thread turns the event into its line: no second decode on this path.
         log.write(event: event, atMicroseconds: Int64(MonotonicClock.wallMicroseconds()))
@@ -250,5 +245,39 @@ final class NetPeer: @unchecked Sendable {
             if recentEvents.count >= 1_024 { recentEvents.removeFirst() }
             recentEvents.append(event)
         }
+    }
+}
+
+/// The pauses in the messages a peer delivered from the other peers within one game (a player's
+/// stream stalled by anything: a view change, spectators killed). A pause that spans the end of a
+/// game is not one: the next game's first moves wait for its first eggs.
+struct DeliveryGaps {
+    /// Pauses at least this long are listed.
+    static let notedNanoseconds: UInt64 = 20_000_000
+    /// At most this many are listed: the longest.
+    static let notedMax = 64
+
+    /// The longest pause within a game.
+    private(set) var longestNanoseconds: UInt64 = 0
+    /// The pauses of at least ``notedNanoseconds``, the longest ``notedMax``: when each ended
+    /// (wall clock, µs since the epoch) and how long it was, so that a test can tell the pause
+    /// around an event from the others.
+    private(set) var noted: [(endedAtWallMicroseconds: UInt64, nanoseconds: UInt64)] = []
+    /// The last delivery within a game, and that game's number.
+    private var last: (at: NetTime, game: UInt32)?
+
+    /// A message from another peer delivered at `now`, while game `game` ran here (nil: no match).
+    mutating func delivered(at now: NetTime, game: UInt32?, wallMicroseconds: @autoclosure () -> UInt64) {
+        if let last, let game, last.game == game {
+            let gap = now.nanoseconds(since: last.at)
+            longestNanoseconds = max(longestNanoseconds, gap)
+            if gap >= Self.notedNanoseconds {
+                noted.append((wallMicroseconds(), gap))
+                if noted.count > Self.notedMax {
+                    noted.remove(at: noted.indices.min { noted[$0].nanoseconds < noted[$1].nanoseconds }!)
+                }
+            }
+        }
+        last = game.map { (now, $0) }
     }
 }
