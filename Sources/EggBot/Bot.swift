@@ -334,6 +334,8 @@ public struct Bot: Sendable {
     static func isDying(_ score: Int) -> Bool { score < deadScore / 2 }
     /// Whether the last decision judged boards for the longest chain (``BotLevel/buildsWhenUnpressed``).
     var isBuilding: Bool { evaluation.building }
+    /// Whether the last decision had no opponent in view (``BotEvaluation/alone``).
+    var isAlone: Bool { evaluation.alone }
 
     public init(level: BotLevel, seed: UInt64 = 0) {
         self.level = level
@@ -358,6 +360,7 @@ public struct Bot: Sendable {
         evaluation.building = false
         evaluation.building = level.buildsWhenUnpressed && context.incomingGarbage == 0
             && context.opponents.allSatisfy { evaluation.potential($0).chain < BotLevel.pressingChain }
+        evaluation.alone = context.opponents.isEmpty
         let spawned = LivePair(spawning: current, rules: rules)
         let pairs = [current] + preview.prefix(max(0, level.searchDepth - 1))
         var candidates = firstPly(board: board, current: current, spawned: spawned, context: context, safeOnly: true)

@@ -83,7 +83,7 @@ struct BotBuildingTests {
         #expect(building.surfaceCost(Board(), heights: 0) == (3 + 2 + 2 + 2 + 2 + 3) * 45)
     }
 
-    @Test("building under tsu, a board built up at the sides scores above the same eggs at the spawn column; otherwise the same")
+    @Test("building under tsu alone, a board built up at the sides scores above the same eggs at the spawn column; otherwise, or with an opponent in view, the same")
     func oneSpawnSurface() {
         let sides = stacked(stacked(Board(), column: 0, count: 2), column: 5, count: 2)
         let middle = stacked(stacked(Board(), column: 2, count: 2), column: 3, count: 2)
@@ -97,6 +97,17 @@ struct BotBuildingTests {
         #expect(building.surfaceCost(middle, heights: 4) == 74 * 30 / 6)
         // An empty board: each column stands its offset away from the surface (2, 1, 2, 1, 0, 1).
         #expect(building.surfaceCost(Board(), heights: 0) == (2 + 1 + 2 + 1 + 0 + 1) * 30)
+        // With an opponent in view (versus) the surface is off: there it cost wins against hard.
+        var versus = building
+        versus.alone = false
+        #expect(versus.score(sides) == versus.score(middle))
+        // The bot sets it at every decision from the opponents it is shown.
+        var bot = Bot(level: .insane, seed: 5)
+        let pair = EggPair(pivot: .red, child: .blue), preview = [pair, pair]
+        _ = bot.choosePlacement(board: Board(), current: pair, preview: preview, context: BotContext(opponents: [Board()]), rules: .tsu)
+        #expect(bot.isBuilding && !bot.isAlone)
+        _ = bot.choosePlacement(board: Board(), current: pair, preview: preview, context: BotContext(), rules: .tsu)
+        #expect(bot.isBuilding && bot.isAlone)
     }
 
     @Test("building, from 50 eggs on the board only a trigger one pair can lay counts")
