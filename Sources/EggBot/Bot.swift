@@ -81,8 +81,9 @@ public enum BotLevel: String, CaseIterable, Sendable, Hashable {
     /// presses it: no garbage queued against it and no opponent holding a chain of
     /// ``pressingChain`` or more. Insane only. Under `sfe` (two spawn columns) it values the chain by
     /// its steps, keeps a U-shaped surface and counts pair-sized triggers on a full board; under
-    /// `tsu` (one) those built no longer chains (9.67–9.95 on 100 solo games against 9.72), and
-    /// only its spawn column's limits move from 9 to 10. Alone, `sfe` insane's mean largest chain
+    /// `tsu` (one) those built no longer chains (9.67–9.95 on 100 solo games against 9.72): its
+    /// spawn column's limits move from 9 to 10 and, with no opponent in view, it keeps a surface
+    /// low at that column (``BotEvaluation/Building/oneSpawnSurface``). Alone, `sfe` insane's mean largest chain
     /// went from 8.86 to 9.87 (100 games; 9.62 on 300), `tsu`'s from 9.72 to 10.00 (9.64 to 9.93
     /// on 300). Against hard, `sfe` insane won 84 % (88 % before) and 72 % at hard's pace (75 %);
     /// `tsu` 86 % (87 %) and 74 % (73 %). Building while no opponent held a chain of 4 won (`sfe`)
