@@ -81,8 +81,9 @@ public enum BotLevel: String, CaseIterable, Sendable, Hashable {
     /// presses it: no garbage queued against it and no opponent holding a chain of
     /// ``pressingChain`` or more. Insane only. Under `sfe` (two spawn columns) it values the chain by
     /// its steps, keeps a U-shaped surface and counts pair-sized triggers on a full board; under
-    /// `tsu` (one) those built no longer chains (9.67–9.95 on 100 solo games against 9.72), and
-    /// only its spawn column's limits move from 9 to 10. Alone, `sfe` insane's mean largest chain
+    /// `tsu` (one) those built no longer chains (9.67–9.95 on 100 solo games against 9.72): its
+    /// spawn column's limits move from 9 to 10 and, with no opponent in view, it keeps a surface
+    /// low at that column (``BotEvaluation/Building/oneSpawnSurface``). Alone, `sfe` insane's mean largest chain
     /// went from 8.86 to 9.87 (100 games; 9.62 on 300), `tsu`'s from 9.72 to 10.00 (9.64 to 9.93
     /// on 300). Against hard, `sfe` insane won 84 % (88 % before) and 72 % at hard's pace (75 %);
     /// `tsu` 86 % (87 %) and 74 % (73 %). Building while no opponent held a chain of 4 won (`sfe`)
@@ -334,6 +335,8 @@ public struct Bot: Sendable {
     static func isDying(_ score: Int) -> Bool { score < deadScore / 2 }
     /// Whether the last decision judged boards for the longest chain (``BotLevel/buildsWhenUnpressed``).
     var isBuilding: Bool { evaluation.building }
+    /// Whether the last decision had no opponent in view (``BotEvaluation/alone``).
+    var isAlone: Bool { evaluation.alone }
 
     public init(level: BotLevel, seed: UInt64 = 0) {
         self.level = level
@@ -358,6 +361,7 @@ public struct Bot: Sendable {
         evaluation.building = false
         evaluation.building = level.buildsWhenUnpressed && context.incomingGarbage == 0
             && context.opponents.allSatisfy { evaluation.potential($0).chain < BotLevel.pressingChain }
+        evaluation.alone = context.opponents.isEmpty
         let spawned = LivePair(spawning: current, rules: rules)
         let pairs = [current] + preview.prefix(max(0, level.searchDepth - 1))
         var candidates = firstPly(board: board, current: current, spawned: spawned, context: context, safeOnly: true)

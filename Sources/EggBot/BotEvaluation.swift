@@ -17,6 +17,9 @@ struct BotEvaluation {
     let weights: Weights
     /// Judging for the longest chain (``Building``): set by insane while nothing presses it.
     var building = false
+    /// No opponent in view (``BotContext/opponents`` empty: alone, or their boards unknown): under
+    /// `tsu` the building keeps its surface (``Building/oneSpawnSurface``) only then.
+    var alone = true
     /// Whether the rules have two spawn columns (`sfe`) rather than one (`tsu`).
     private var twoSpawnColumns: Bool { simulator.spawnColumns.low != simulator.spawnColumns.high }
     /// Building around `sfe`'s two spawn columns: the value by steps, the U-shaped surface, the
@@ -61,8 +64,9 @@ struct BotEvaluation {
     /// the quickest answer (insane alone, or while no opponent can hit it; see
     /// ``BotLevel/buildsWhenUnpressed``). Under `sfe`, measured on 100 solo games at insane (mean
     /// largest chain 8.86 without): each of the first three parts alone, 9.05 (the value by steps)
-    /// and 9.18 (the surface, on 40 games); all three, 9.87. Under `tsu`, only the spawn column's
-    /// height moves (``oneSpawnColumnHeight``).
+    /// and 9.18 (the surface, on 40 games); all three, 9.87. Under `tsu`, the spawn column's
+    /// height moves (``oneSpawnColumnHeight``) and the surface is shaped around its one spawn
+    /// column (``oneSpawnSurface``).
     struct Building {
         /// The potential chain's value per step, instead of ``chainValue(_:)``'s square: the first
         /// steps of a long chain are worth building (the square valued a chain of 3 at a tenth of
@@ -88,14 +92,37 @@ struct BotEvaluation {
         /// to 9.93 (seeds 0–99: 9.72 to 10.00). Under `sfe` the same (with both spawn columns)
         /// topped out more (8.98–9.13, 126–131 pairs a game).
         var oneSpawnColumnHeight = 10
+        /// Under `tsu`: cost per egg of height a column stands away from a surface low at the spawn
+        /// column (column 2) and high at the left side: the board's mean height plus
+        /// ``surfaceOffset(column:twoSpawnColumns:)``'s 2, 1, −2, −1, 0, 1. The spawn column is the
+        /// one whose height forces a fire (from 10); kept under the others, the board holds more
+        /// eggs before it must fire, as under `sfe`. On 600 solo games (seeds 5000–5599) insane's
+        /// mean largest chain went from 10.78 to 11.00, by pair 50 from 9.12 to 9.38; 20 and 45 gave
+        /// 10.91 / 9.35 and 10.99 / 9.36, other offsets (2, 1, −2, 0, 1, 2; 3, 1, −3, −1, 1, 2)
+        /// 10.97–11.02 / 9.38–9.41. `sfe`'s surface tried for `tsu` before the beam and the walls
+        /// (9.40–9.95 on 100 games against 9.72) had its sides reach the spawn row. Only with no
+        /// opponent in view (``alone``): kept in versus too, insane beat hard in 85.0 % of 200 `tsu`
+        /// games (seeds 1000–1199) against 92.0 % without, 62.5 % at hard's pace against 67.5 %.
+        var oneSpawnSurface = 30
 
-        /// A column's height in the U-shaped surface, against the mean.
+        /// A column's height in the surface the building keeps, against the mean: under `sfe` (two
+        /// spawn columns, the middle ones) 3, 2, −2, −2, 2, 3; under `tsu` (one, column 2) 2, 1, −2,
+        /// −1, 0, 1.
         @inline(__always)
-        static func surfaceOffset(column: Int) -> Int {
+        static func surfaceOffset(column: Int, twoSpawnColumns: Bool = true) -> Int {
+            if !twoSpawnColumns {
+                switch column {
+                case 0: return 2
+                case 1, 5: return 1
+                case 2: return -2
+                case 3: return -1
+                default: return 0
+                }
+            }
             switch column {
-            case 0, 5: 3
-            case 1, 4: 2
-            default: -2
+            case 0, 5: return 3
+            case 1, 4: return 2
+            default: return -2
             }
         }
     }
@@ -183,7 +210,7 @@ struct BotEvaluation {
         let over = spawn &- dangerFrom &+ 1
         let danger = over > 0 ? over &* over &* weights.dangerWeight : 0
         let crowding = heights > weights.crowdFrom ? (heights &- weights.crowdFrom) &* weights.crowdWeight : 0
-        let surface = buildsAroundTwoSpawns ? surfaceCost(board, heights: heights) : 0
+        let surface = buildsAroundTwoSpawns || (buildsAroundOneSpawn && alone) ? surfaceCost(board, heights: heights) : 0
         return contacts &* weights.contact &- roughness &* weights.rough &- danger &- crowding &- surface
             &- walledCells(board) &* weights.walledCell
     }
@@ -208,15 +235,17 @@ struct BotEvaluation {
         buildsAroundOneSpawn ? build.oneSpawnColumnHeight : weights.spawnFire
     }
 
-    /// ``Building/surface`` per egg of height the columns stand away from the U-shaped surface
-    /// (`heights`: the board's eggs by column, summed).
+    /// ``Building/surface`` (`sfe`) or ``Building/oneSpawnSurface`` (`tsu`) per egg of height the
+    /// columns stand away from the surface the building keeps (`heights`: the board's eggs by
+    /// column, summed).
     func surfaceCost(_ board: Board, heights: Int) -> Int {
+        let two = twoSpawnColumns
         // In sixths of an egg: six times a column's height against the sum of the six.
         var sixths = 0
         for column in 0..<BotSimulator.columns {
-            let target = heights &+ 6 &* Building.surfaceOffset(column: column)
+            let target = heights &+ 6 &* Building.surfaceOffset(column: column, twoSpawnColumns: two)
             sixths &+= abs(6 &* BotSimulator.height(board, column: column) &- target)
         }
-        return sixths &* build.surface / 6
+        return sixths &* (two ? build.surface : build.oneSpawnSurface) / 6
     }
 }

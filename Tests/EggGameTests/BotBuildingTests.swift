@@ -83,6 +83,33 @@ struct BotBuildingTests {
         #expect(building.surfaceCost(Board(), heights: 0) == (3 + 2 + 2 + 2 + 2 + 3) * 45)
     }
 
+    @Test("building under tsu alone, a board built up at the sides scores above the same eggs at the spawn column; otherwise, or with an opponent in view, the same")
+    func oneSpawnSurface() {
+        let sides = stacked(stacked(Board(), column: 0, count: 2), column: 5, count: 2)
+        let middle = stacked(stacked(Board(), column: 2, count: 2), column: 3, count: 2)
+        let quick = BotEvaluation(eggsMax: 3, rules: .tsu)
+        #expect(quick.score(sides) == quick.score(middle))
+        var building = quick
+        building.building = true
+        #expect(building.score(sides) > building.score(middle))
+        // In sixths of an egg, by column: sides 4, 10, 8, 2, 4, 2; the middle 16, 10, 20, 14, 4, 10.
+        #expect(building.surfaceCost(sides, heights: 4) == 30 * 30 / 6)
+        #expect(building.surfaceCost(middle, heights: 4) == 74 * 30 / 6)
+        // An empty board: each column stands its offset away from the surface (2, 1, 2, 1, 0, 1).
+        #expect(building.surfaceCost(Board(), heights: 0) == (2 + 1 + 2 + 1 + 0 + 1) * 30)
+        // With an opponent in view (versus) the surface is off: there it cost wins against hard.
+        var versus = building
+        versus.alone = false
+        #expect(versus.score(sides) == versus.score(middle))
+        // The bot sets it at every decision from the opponents it is shown.
+        var bot = Bot(level: .insane, seed: 5)
+        let pair = EggPair(pivot: .red, child: .blue), preview = [pair, pair]
+        _ = bot.choosePlacement(board: Board(), current: pair, preview: preview, context: BotContext(opponents: [Board()]), rules: .tsu)
+        #expect(bot.isBuilding && !bot.isAlone)
+        _ = bot.choosePlacement(board: Board(), current: pair, preview: preview, context: BotContext(), rules: .tsu)
+        #expect(bot.isBuilding && bot.isAlone)
+    }
+
     @Test("building, from 50 eggs on the board only a trigger one pair can lay counts")
     func pairSizedTrigger() {
         // A red in column 5 that three more reds pop, beside 48 or 49 eggs of garbage and itself
@@ -101,20 +128,21 @@ struct BotBuildingTests {
         #expect(BotEvaluation(eggsMax: 3).potential(fifty) == .init(chain: 1, eggs: 3))
     }
 
-    @Test("building under tsu (one spawn column) only raises the spawn column's limits to 10; under sfe they stay 9")
+    @Test("building under tsu (one spawn column) raises the spawn column's limits to 10 and keeps its own surface; under sfe they stay 9")
     func oneSpawnColumn() {
         var tsu = BotEvaluation(eggsMax: 3, rules: .tsu)
         #expect(tsu.dangerFrom == 9 && tsu.spawnFire == 9)
         let quick = tsu
         tsu.building = true
         #expect(tsu.dangerFrom == 10 && tsu.spawnFire == 10)
-        // No value by steps, no surface, no pair-sized trigger: a low board scores as before.
+        // No value by steps, no pair-sized trigger: a low board scores as before, less its surface.
         let middle = stacked(stacked(Board(), column: 2, count: 2), column: 3, count: 2)
-        #expect(tsu.score(threeChainBoard) == quick.score(threeChainBoard))
-        #expect(tsu.score(middle) == quick.score(middle))
+        for board in [threeChainBoard, middle] {
+            #expect(tsu.score(board) + tsu.surfaceCost(board, heights: board.eggsCount) == quick.score(board))
+        }
         // Its spawn column at 9 costs nothing building, 900 otherwise.
         let tall = stacked(Board(), column: 2, count: 9)
-        #expect(tsu.score(tall) - quick.score(tall) == 900)
+        #expect(tsu.score(tall) + tsu.surfaceCost(tall, heights: 9) - quick.score(tall) == 900)
         var sfe = BotEvaluation(eggsMax: 3)
         sfe.building = true
         #expect(sfe.dangerFrom == 9 && sfe.spawnFire == 9)
