@@ -14,8 +14,9 @@ import Glibc
 /// to send.
 ///
 /// One thread of the host's own waits (`ppoll`) for a datagram, its timer (the core's next
-/// deadline, which any thread re-arms), or a wake-up, and handles what it woke for: a datagram is read and delivered by the thread the
-/// kernel woke for it, with no event loop between (docs/network.md, "Latency on one machine").
+/// deadline, which any thread re-arms), or a wake-up, and handles what it woke for: a datagram
+/// is read and delivered by the thread the kernel woke for it, with no event loop between
+/// (docs/network.md, "Latency on one machine").
 /// `onEvent` runs on that thread, or on the thread that called ``withCore(_:)``.
 public final class PeerHost: @unchecked Sendable {
     /// Called under the host's lock, in the core's event order.

@@ -196,23 +196,8 @@ struct UDPLoopbackTests {
 
     @Test("a deadline brought forward by another thread wakes the reading thread: the report after a send leaves on time")
     func earlierDeadlineWakesTheReader() throws {
-        var options = MulticastOptions(group: "239.255.77.78", port: Self.freePort(), interface: "127.0.0.1")
-        // Nothing else wakes the readers for seconds: heartbeats every 2 s, no address announcements.
-        var unicast = UnicastOptions(peers: [])
-        unicast.announceIntervalMilliseconds = 600_000
-        options.unicast = unicast
-        let inbox = Inbox()
-        var hosts: [PeerHost] = []
+        let hosts = try quietPair(group: "239.255.77.78", room: "wake", ids: [PeerID(0x31), PeerID(0x32)])
         defer { hosts.forEach { $0.close() } }
-        for id in [PeerID(0x31), PeerID(0x32)] {
-            var config = PeerNetConfig(room: "wake-\(options.port)", peerID: id)
-            config.incarnation = 1
-            config.heartbeatIntervalNanoseconds = 2_000_000_000
-            config.suspectTimeoutNanoseconds = 30_000_000_000
-            hosts.append(try PeerHost(config: config, options: options) { event, _, _ in inbox.take(event) })
-        }
-        try waitUntil(seconds: 30) { inbox.views.withLock { $0.filter { $0.members.count == 2 }.count >= 2 } }
-        usleep(100_000)
         // Each send (from this thread) arms the report 20 ms later, earlier than the reader's wait for
         // the next heartbeat: unless woken, the report would leave with that heartbeat, up to 2 s late.
         var waits: [Double] = []
@@ -230,23 +215,8 @@ struct UDPLoopbackTests {
 
     @Test("a deadline moved later by sends does not wake the reading thread: no wake-up for a report that is no longer due")
     func laterDeadlineLeavesTheReaderAsleep() throws {
-        var options = MulticastOptions(group: "239.255.77.79", port: Self.freePort(), interface: "127.0.0.1")
-        // Nothing else wakes the readers for seconds: heartbeats every 2 s, no address announcements.
-        var unicast = UnicastOptions(peers: [])
-        unicast.announceIntervalMilliseconds = 600_000
-        options.unicast = unicast
-        let inbox = Inbox()
-        var hosts: [PeerHost] = []
+        let hosts = try quietPair(group: "239.255.77.79", room: "later", ids: [PeerID(0x41), PeerID(0x42)])
         defer { hosts.forEach { $0.close() } }
-        for id in [PeerID(0x41), PeerID(0x42)] {
-            var config = PeerNetConfig(room: "later-\(options.port)", peerID: id)
-            config.incarnation = 1
-            config.heartbeatIntervalNanoseconds = 2_000_000_000
-            config.suspectTimeoutNanoseconds = 30_000_000_000
-            hosts.append(try PeerHost(config: config, options: options) { event, _, _ in inbox.take(event) })
-        }
-        try waitUntil(seconds: 30) { inbox.views.withLock { $0.filter { $0.members.count == 2 }.count >= 2 } }
-        usleep(100_000)
         // Every 10 ms a send moves the sender's tail-loss report 20 ms later: while the sends keep
         // coming it is never due. Its own echoes are filtered and the other peer sends nothing back,
         // so the sender's reader has nothing to wake for but a report that really comes due (a send
@@ -263,6 +233,32 @@ struct UDPLoopbackTests {
         // Before the timer could be moved later, the reader woke at every deadline a send had moved
         // on: once per send or two (about 30–60 here). Now it wakes for the reports sent and little else.
         #expect(wakes <= Int(reports) + 5, "\(wakes) wakes of the sender's reader for \(sends) sends and \(reports) reports")
+    }
+
+    /// Two peers on 127.0.0.1 that nothing else wakes for seconds (heartbeats every 2 s, no address
+    /// announcements), in one view: what the tests of the reading thread's timer need. The caller closes them.
+    func quietPair(group: String, room: String, ids: [PeerID]) throws -> [PeerHost] {
+        var options = MulticastOptions(group: group, port: Self.freePort(), interface: "127.0.0.1")
+        var unicast = UnicastOptions(peers: [])
+        unicast.announceIntervalMilliseconds = 600_000
+        options.unicast = unicast
+        let inbox = Inbox()
+        var hosts: [PeerHost] = []
+        do {
+            for id in ids {
+                var config = PeerNetConfig(room: "\(room)-\(options.port)", peerID: id)
+                config.incarnation = 1
+                config.heartbeatIntervalNanoseconds = 2_000_000_000
+                config.suspectTimeoutNanoseconds = 30_000_000_000
+                hosts.append(try PeerHost(config: config, options: options) { event, _, _ in inbox.take(event) })
+            }
+        } catch {
+            hosts.forEach { $0.close() }
+            throw error
+        }
+        try waitUntil(seconds: 30) { inbox.views.withLock { $0.filter { $0.members.count == ids.count }.count >= ids.count } }
+        usleep(100_000)
+        return hosts
     }
 
     func waitUntil(seconds: Double, _ condition: () -> Bool) throws {
