@@ -2,6 +2,10 @@
 // each multicasting a 64-byte datagram at a steady rate (TTL 0, loopback only) and receiving the
 // others' in an event loop (ppoll until its next send is due), with no protocol at all. Prints the
 // one-way latency percentiles of every delivery. Built and run by scripts/latency-floor.sh.
+// Each process sends at a random phase within one interval, as `eggs-netbench latency`'s senders
+// do (players are not in step). Until 2026-12-08 all sent at the same instants: every process was
+// then awake at once, and the floor was 20-40 us lower at the median than for the same traffic
+// spread out (docs/network.md, "Latency on one machine").
 // A fifth argument, WORK (µs, default 0), spins that long on each received datagram before
 // taking its delivery time: the floor of any code that spends WORK of CPU on a delivery
 // (docs/network.md, "Latency on one machine").
@@ -39,6 +43,8 @@ int main(int argc, char **argv) {
             setsockopt(s, IPPROTO_IP, IP_MULTICAST_TTL, &zero, sizeof zero);
             setsockopt(s, IPPROTO_IP, IP_MULTICAST_LOOP, &one, sizeof one);
             struct sockaddr_in g = {.sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = inet_addr("239.255.77.79")};
+            srand((unsigned)getpid() ^ (unsigned)now_us());
+            start += (rand() / (double)RAND_MAX) * 1e6 / rate;  // this sender's phase
             double *lat = malloc(sizeof(double) * n * peers); int got = 0, sent = 0;
             double end = start + seconds * 1e6 + 200000;
             while (now_us() < end) {

@@ -3,6 +3,7 @@
 # `scripts/netbench.sh latency` (4 processes on 127.0.0.1, each multicasting 60 datagrams a second
 # to the others, TTL 0) sent and received by a few lines of C with no protocol, so what it
 # measures is the kernel and the scheduler of this machine: a PeerNet figure cannot beat it.
+# Like the benchmark's senders, each process sends at a random phase within one interval.
 #
 # WORK spins that many µs of CPU on each delivery: the floor of code that costs that much a delivery.
 #
