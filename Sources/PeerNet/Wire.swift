@@ -421,9 +421,10 @@ extension Wire {
         return .frame(envelope, frame)
     }
 
-    /// The big-endian CRC trailer at `offset`.
-    static func trailerCRC(_ bytes: [UInt8], at offset: Int) -> UInt32 {
-        UInt32(bytes[offset]) << 24 | UInt32(bytes[offset + 1]) << 16 | UInt32(bytes[offset + 2]) << 8 | UInt32(bytes[offset + 3])
+    /// The big-endian CRC trailer at `offset` (nil if `bytes` ends before its 4 bytes).
+    static func trailerCRC(_ bytes: [UInt8], at offset: Int) -> UInt32? {
+        var reader = BigEndianByteReader(bytes, offset: offset, end: offset + crcBytes)
+        return reader.u32()
     }
 
     private static func decodeBody(_ kind: FrameKind, _ c: inout BigEndianByteReader) -> Frame? {
