@@ -292,7 +292,7 @@ public final class PeerHost: @unchecked Sendable {
             }
             if !progressed { break }
         }
-        armTimer(now: now)
+        armTimer()
     }
 
     /// One hand-over to the socket for every datagram collected.
@@ -309,7 +309,7 @@ public final class PeerHost: @unchecked Sendable {
     /// the reading thread's timer when the earlier of it and the next announcement moved: the
     /// thread that moved it pays one system call, and the reader never wakes for a deadline that
     /// is gone (a send moves the tail-loss report 20 ms later each time).
-    private func armTimer(now: NetTime) {
+    private func armTimer() {
         guard !closed else { return }
         timerDeadline = core.pollTimeout()
         var wanted = announceDue
